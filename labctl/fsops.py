@@ -1,0 +1,130 @@
+"""File-system helpers every command shares: atomic replace, exclusive create, state lock.
+
+A crash at any point leaves the old or the new content of a file, never a mix: we write a
+temporary file beside the target, fsync it, give it the target's mode and ownership, rename
+it over the target and fsync the directory. A symlink is written through to its target.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import stat
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from labctl.errors import LockedError
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> Path:
+    """Replace `path` with `data` atomically; returns the path actually written.
+
+    Keeps the existing file's permission bits and (when we may) its owner and group; a new
+    file gets `mode` (default 0o644 minus the umask). Symlinks are followed, so the link
+    stays a link and its target gets the new content.
+    """
+    target = Path(os.path.realpath(path))
+    directory = target.parent
+    try:
+        st: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        st = None
+    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if st is not None:
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+            with contextlib.suppress(PermissionError):
+                os.chown(tmp, st.st_uid, st.st_gid)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, (mode if mode is not None else 0o666) & ~umask)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    _fsync_dir(directory)
+    return target
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, mode: int | None = None) -> Path:
+    """`atomic_write_bytes` for UTF-8 text labctl wrote itself. Callers redact first."""
+    return atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+def create_exclusive(path: Path, data: bytes, *, mode: int = 0o644) -> Path:
+    """Create `path` with `data`; never overwrite. Raises FileExistsError if it exists.
+
+    The content is written to a temporary file first and linked into place with
+    `os.link`, which fails if the name exists: readers never see a half-written file.
+    """
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.link(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+    _fsync_dir(path.parent)
+    return path
+
+
+@contextlib.contextmanager
+def state_lock(state_dir: Path, name: str = "labctl", *, wait_s: float = 10.0) -> Iterator[Path]:
+    """Hold an exclusive `flock` on `<state_dir>/<name>.lock`.
+
+    Waits up to `wait_s` seconds for a concurrent run (cron overlap) to finish, then
+    raises `LockedError` (exit 3, reason `locked`). The lock dies with the process, so a
+    crashed run never leaves a stale lock behind.
+    """
+    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock_path = state_dir / f"{name}.lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + wait_s
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise LockedError(
+                        f"another labctl run holds {lock_path}; waited {wait_s:g}s",
+                        path=str(lock_path),
+                    ) from None
+                time.sleep(0.1)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield lock_path
+    finally:
+        os.close(fd)
