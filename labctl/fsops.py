@@ -33,7 +33,9 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> Path:
+def atomic_write_bytes(
+    path: str | os.PathLike[str], data: bytes, *, mode: int | None = None
+) -> Path:
     """Replace `path` with `data` atomically; returns the path actually written.
 
     Keeps the existing file's permission bits and (when we may) its owner and group; a new

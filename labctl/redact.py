@@ -86,9 +86,7 @@ class Redactor:
             ((v, k) for k, v in (secrets or {}).items() if v), key=lambda kv: -len(kv[0])
         )
         self._labels = {value: label for value, label in items}
-        self._literal = (
-            re.compile("|".join(re.escape(v) for v, _ in items)) if items else None
-        )
+        self._literal = re.compile("|".join(re.escape(v) for v, _ in items)) if items else None
 
     @classmethod
     def from_environ(
@@ -101,9 +99,8 @@ class Redactor:
         named = set(DEFAULT_SECRET_ENV) | set(extra_names)
         secrets: dict[str, str] = {}
         for name, value in env.items():
-            if name in named and len(value) >= MIN_NAMED_LEN:
-                secrets[name] = value
-            elif _SECRET_NAME.search(name) and len(value) >= MIN_GUESSED_LEN:
+            guessed = _SECRET_NAME.search(name) and len(value) >= MIN_GUESSED_LEN
+            if (name in named and len(value) >= MIN_NAMED_LEN) or guessed:
                 secrets[name] = value
         for name, value in (extra_secrets or {}).items():
             if value and len(value) >= MIN_NAMED_LEN:
@@ -125,7 +122,9 @@ class Redactor:
         if isinstance(obj, str):
             return self.text(obj)
         if isinstance(obj, dict):
-            return {self.text(k) if isinstance(k, str) else k: self.value(v) for k, v in obj.items()}
+            return {
+                self.text(k) if isinstance(k, str) else k: self.value(v) for k, v in obj.items()
+            }
         if isinstance(obj, list | tuple):
             return [self.value(v) for v in obj]
         return obj
