@@ -16,6 +16,7 @@ never the value.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -114,7 +115,7 @@ class Redactor:
             if group == 0:
                 s = rx.sub(mask(label), s)
             else:
-                s = rx.sub(lambda m, g=group, lb=label: _replace_group(m, g, lb), s)
+                s = rx.sub(functools.partial(_replace_group, group=group, label=label), s)
         return s
 
     def value(self, obj: Any) -> Any:
