@@ -1,0 +1,207 @@
+"""`analyze`: bytes in, a verified `StripResult` out. Pure: no I/O, never raises for input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from yaml.nodes import Node
+
+from labctl.yamlstrip import model
+from labctl.yamlstrip.keypath import KeyIndex
+from labctl.yamlstrip.model import Comment, StripResult
+from labctl.yamlstrip.scan import Scanned, construct, scan
+from labctl.yamlstrip.strip import is_whole_line, strip_text
+from labctl.yamlstrip.verify import expected_text, first_difference, first_node_difference
+
+_UTF16_32_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+
+
+def _refuse(
+    source: str,
+    data: bytes,
+    reason: str,
+    message: str,
+    *,
+    comments: tuple[Comment, ...] = (),
+    line: int | None = None,
+    column: int | None = None,
+) -> StripResult:
+    return StripResult(
+        source=source,
+        data=data,
+        new_data=data,
+        comments=comments,
+        verified=False,
+        reason=reason,
+        message=message,
+        problem_line=line,
+        problem_column=column,
+    )
+
+
+def _decode(source: str, data: bytes) -> str | StripResult:
+    if data.startswith(_UTF16_32_BOMS):
+        return _refuse(
+            source,
+            data,
+            model.NOT_UTF8,
+            "starts with a UTF-16/UTF-32 BOM; only UTF-8 is supported",
+            line=1,
+            column=1,
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if b"\x00" in data:
+            return _refuse(source, data, model.BINARY, "binary file (contains NUL bytes)")
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        return _refuse(
+            source,
+            data,
+            model.NOT_UTF8,
+            f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start} (line {line})",
+            line=line,
+            column=column,
+        )
+
+
+def _tab_before_comment(text: str, index: int) -> bool:
+    if index >= len(text) or text[index] != "\t":
+        return False
+    rest = text[index:]
+    stripped = rest.lstrip(" \t")
+    return stripped.startswith("#")
+
+
+def _yaml_error(source: str, data: bytes, text: str, exc: Exception) -> StripResult:
+    if isinstance(exc, RecursionError):
+        return _refuse(source, data, model.INVALID_YAML, "YAML nested too deeply to load")
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = mark.line + 1 if mark is not None else None
+    column = mark.column + 1 if mark is not None else None
+    if isinstance(exc, yaml.reader.ReaderError):
+        reason = model.BINARY if "\x00" in text else model.INVALID_YAML
+        return _refuse(source, data, reason, f"not a YAML text: {exc}", line=None)
+    if mark is not None and _tab_before_comment(text, mark.index):
+        return _refuse(
+            source,
+            data,
+            model.TAB_BEFORE_COMMENT,
+            f"a tab before '#' at line {line}, column {column}: PyYAML (the reference "
+            "scanner) rejects it, so the file cannot be verified; replace the tab with spaces",
+            line=line,
+            column=column,
+        )
+    summary = " ".join(str(exc).split())
+    return _refuse(
+        source, data, model.INVALID_YAML, f"invalid YAML: {summary}", line=line, column=column
+    )
+
+
+def _load(roots: list[Node]) -> tuple[list[Any] | None, str | None]:
+    """Construct like safe_load_all; (None, why) when safe_load cannot (unknown tag, ...)."""
+    try:
+        return construct(roots), None
+    except yaml.YAMLError as exc:
+        return None, " ".join(str(exc).split())
+
+
+def _comments(text: str, scanned: Scanned) -> tuple[Comment, ...]:
+    has_bom = text.startswith("\ufeff")
+    index: KeyIndex | None = None
+    out: list[Comment] = []
+    for span in scanned.spans:
+        if index is None:
+            index = KeyIndex(scanned.roots, scanned.boundaries)
+        column = span.column(has_bom)
+        inline = not is_whole_line(text, span)
+        out.append(
+            Comment(
+                start=span.start,
+                end=span.end,
+                line=span.line + 1,
+                column=column + 1,
+                text=text[span.start : span.end],
+                inline=inline,
+                key_path=index.path_for(span, column, inline),
+            )
+        )
+    return tuple(out)
+
+
+def analyze(data: bytes, *, source: str = "-") -> StripResult:
+    """Find every comment in `data`, strip them byte-exactly and verify the result.
+
+    Never raises for bad input: the result's `reason` says what was wrong. When
+    `verified` is true, `new_data` is `data` without its comments and safe to write; when
+    false, `new_data` is `data` itself.
+    """
+    if b"\x00" in data and not data.startswith(_UTF16_32_BOMS):
+        return _refuse(source, data, model.BINARY, "binary file (contains NUL bytes)")
+    decoded = _decode(source, data)
+    if isinstance(decoded, StripResult):
+        return decoded
+    text = decoded
+    try:
+        before = scan(text)
+    except (yaml.YAMLError, RecursionError) as exc:
+        return _yaml_error(source, data, text, exc)
+    comments = _comments(text, before)
+    if not comments:
+        return StripResult(source=source, data=data, new_data=data, verified=True)
+    new_text = strip_text(text, before.spans)
+    problem = _verify(text, before, new_text)
+    if problem is not None:
+        reason, message, line = problem
+        return _refuse(source, data, reason, message, comments=comments, line=line)
+    return StripResult(
+        source=source,
+        data=data,
+        new_data=new_text.encode("utf-8"),
+        comments=comments,
+        verified=True,
+    )
+
+
+def _verify(text: str, before: Scanned, new_text: str) -> tuple[str, str, int | None] | None:
+    """None when `new_text` keeps the contract, else (reason, message, line)."""
+    if new_text != expected_text(text, before.spans):
+        return model.BYTES_CHANGED, "internal check failed: a non-comment byte would change", None
+    try:
+        after = scan(new_text)
+    except (yaml.YAMLError, RecursionError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        summary = " ".join(str(exc).split())
+        return (
+            model.INVALID_AFTER_STRIP,
+            f"removing the comments would make the YAML invalid, so nothing was changed: {summary}",
+            None if mark is None else mark.line + 1,
+        )
+    if after.spans:
+        return model.COMMENTS_REMAIN, "internal check failed: comments remain after stripping", None
+    if len(after.roots) != len(before.roots):
+        return (
+            model.DATA_CHANGED,
+            f"removing the comments would turn {len(before.roots)} documents"
+            f" into {len(after.roots)}",
+            None,
+        )
+    data_before, why = _load(before.roots)
+    data_after, _ = _load(after.roots) if data_before is not None else (None, None)
+    for number, (old, new) in enumerate(zip(before.roots, after.roots, strict=True), start=1):
+        if data_before is not None and data_after is not None:
+            diff = first_difference(data_before[number - 1], data_after[number - 1])
+        elif data_before is not None:
+            diff = f"the document no longer loads with safe_load: {why}"
+        else:
+            diff = first_node_difference(old, new)
+        if diff is not None:
+            where = f"document {number}, " if len(before.roots) > 1 else ""
+            return (
+                model.DATA_CHANGED,
+                f"removing the comments would change the data ({where}{diff}); nothing was changed",
+                old.start_mark.line + 1,
+            )
+    return None
