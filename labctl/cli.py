@@ -1,0 +1,282 @@
+"""The command-line layer: one typer app, the command table, and `main()`.
+
+`main()` is the only place that turns errors into exit codes:
+  0 nothing needs a person · 1 something needs a person · 2 usage or config error ·
+  3 a backend was (partly) unreachable · 130 interrupted.
+It emits an `error` record for a `LabctlError` or a usage error, exits quietly when the
+reader of stdout goes away, and never shows a traceback (LABCTL_DEBUG=1 shows one).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
+
+import typer
+from typer.core import TyperGroup
+
+from labctl import __version__
+from labctl.errors import ExitCode, LabctlError
+from labctl.registry import BY_NAME, COMMANDS, CommandSpec
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 nothing needs a person; 1 something needs a person (a failed or "
+    "stalled job, a file that could not be verified, a malformed input line); 2 usage or "
+    "configuration error, nothing was done; 3 a backend was partly or wholly unreachable "
+    "(what could be done was done; see the error records); 130 interrupted."
+)
+META = "labctl.options"
+FORMATS = ("auto", "jsonl", "json", "table")
+
+
+def _store(ctx: Any, param: Any, value: Any) -> Any:
+    if value is not None and value is not False:
+        ctx.meta.setdefault(META, {})[param.name] = value
+    return value
+
+
+def _version(ctx: Any, param: Any, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        sys.stdout.write(f"labctl {__version__}\n")
+        raise typer.Exit(0)
+
+
+def _common_signature(
+    format: Annotated[
+        Literal["auto", "jsonl", "json", "table"] | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Output: auto (table on a terminal, else jsonl), jsonl, json or table.",
+            show_default=False,
+        ),
+    ] = None,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config", metavar="PATH", help="Config file (default: $LABCTL_CONFIG, else XDG)."
+        ),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No diagnostics on stderr.")] = False,
+    summary: Annotated[
+        bool, typer.Option("--summary", help="End with a `summary` record.")
+    ] = False,
+) -> None:
+    """Template whose options every command shares (built once, copied everywhere)."""
+
+
+_COMMON: list[Any] | None = None
+
+
+def common_params() -> list[Any]:
+    global _COMMON
+    if _COMMON is None:
+        app = typer.Typer(add_completion=False, rich_markup_mode=None)
+        app.command()(_common_signature)
+        cmd = typer.main.get_command(app)
+        for param in cmd.params:
+            param.expose_value = False
+            param.callback = _store
+        _COMMON = list(cmd.params)
+    return _COMMON
+
+
+def _attach_common(cmd: Any) -> Any:
+    names = {p.name for p in cmd.params}
+    cmd.params.extend(p for p in common_params() if p.name not in names)
+    for sub in getattr(cmd, "commands", {}).values():
+        _attach_common(sub)
+    return cmd
+
+
+def load_command(spec: CommandSpec) -> Any:
+    """Import the command's module and build its click command (with the shared options)."""
+    module = importlib.import_module(spec.module)
+    if hasattr(module, "app"):
+        cmd = typer.main.get_command(module.app)
+    else:
+        app = typer.Typer(add_completion=False, rich_markup_mode=None)
+        app.command(name=spec.name, help=module.cli.__doc__, epilog=EXIT_CODES_HELP)(module.cli)
+        cmd = typer.main.get_command(app)
+    cmd.name = spec.name
+    return _attach_common(cmd)
+
+
+class LabctlGroup(TyperGroup):
+    """Lists commands from the registry; imports a command only when it is used."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [c.name for c in COMMANDS]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        spec = BY_NAME.get(cmd_name)
+        return load_command(spec) if spec is not None else None
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(c.name, c.help) for c in COMMANDS])
+
+
+def _root(
+    ctx: typer.Context,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", is_eager=True, callback=_version
+        ),
+    ] = False,
+) -> None:
+    """labctl: small commands that keep an ML lab's jobs moving.
+
+    Each command prints JSON Lines when piped (a table on a terminal), so commands
+    compose: `labctl poll | labctl diagnose | labctl table`.
+    """
+
+
+def build_app() -> Any:
+    app = typer.Typer(
+        cls=LabctlGroup,
+        add_completion=False,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+        no_args_is_help=True,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        epilog=EXIT_CODES_HELP,
+    )
+    app.callback()(_root)
+    group = typer.main.get_command(app)
+    group.params.extend(common_params())
+    return group
+
+
+def context_from(ctx: Any, command: str, *, read_config: bool = True) -> Any:
+    """The labctl Context for a running command (built once per invocation).
+
+    `read_config=False` locates the config file without reading it (config init/path
+    must work even when the file is broken).
+    """
+    from labctl.context import build_context
+
+    meta = ctx.meta
+    if "labctl.context" not in meta:
+        opts = meta.get(META, {})
+        meta["labctl.context"] = build_context(
+            config_path=opts.get("config"),
+            fmt=opts.get("format"),
+            quiet=bool(opts.get("quiet")),
+            summary=True if opts.get("summary") else None,
+            command=command,
+            read_config=read_config,
+        )
+    return meta["labctl.context"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run labctl; return the exit code (the console script exits with it)."""
+    from labctl.emit import PipeClosed
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        rv = build_app().main(args=args, prog_name="labctl", standalone_mode=False)
+        return int(rv) if isinstance(rv, int) else 0
+    except LabctlError as exc:
+        if not getattr(exc, "emitted", False):
+            _emit_error(exc.record(), args)
+        return int(exc.exit_code)
+    except PipeClosed:
+        _silence_stdout()
+        return 0
+    except typer.Abort:
+        return int(ExitCode.INTERRUPTED)
+    except KeyboardInterrupt:
+        return int(ExitCode.INTERRUPTED)
+    except Exception as exc:  # click usage errors and anything unexpected
+        usage = _usage_message(exc)
+        if usage is None and type(exc).__name__ == "NoArgsIsHelpError":
+            return int(ExitCode.OK)
+        if usage is not None:
+            _emit_error({"kind": "error", "reason": "usage", "message": usage}, args)
+            return int(ExitCode.USAGE)
+        if os.environ.get("LABCTL_DEBUG"):
+            raise
+        _emit_error(
+            {
+                "kind": "error",
+                "reason": "internal_error",
+                "message": f"internal error: {type(exc).__name__}: {exc} "
+                "(LABCTL_DEBUG=1 shows the traceback)",
+            },
+            args,
+        )
+        return int(ExitCode.ATTENTION)
+
+
+def _usage_message(exc: Exception) -> str | None:
+    from typer._click import exceptions as click_exc
+
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
+        return None
+    if isinstance(exc, click_exc.UsageError):
+        hint = ""
+        if exc.ctx is not None and exc.ctx.command_path:
+            hint = f" (see `{exc.ctx.command_path} --help`)"
+        return f"{exc.format_message()}{hint}"
+    if isinstance(exc, click_exc.ClickException):
+        return exc.format_message()
+    return None
+
+
+def _emit_error(rec: dict[str, Any], args: list[str]) -> None:
+    """Emit an error raised before (or outside) a command's own emitter."""
+    from labctl.context import Context, resolve_format
+    from labctl.emit import PipeClosed, emit_error_only
+    from labctl.redact import default_redactor
+
+    fmt = _format_from_args(args) or os.environ.get("LABCTL_FORMAT") or "auto"
+    if fmt not in FORMATS:
+        fmt = "auto"
+    tty = sys.stdout.isatty()
+    from labctl.config import Config
+
+    dummy = Config(path=None, path_source="none", exists=False)  # type: ignore[arg-type]
+    dummy.resolved = {}
+    ctx = Context(
+        config=dummy,
+        fmt=resolve_format(fmt, tty),
+        environ=os.environ,
+        redactor=default_redactor(),
+        stdout_isatty=tty,
+    )
+    try:
+        if ctx.fmt == "table":
+            # no table for a lone error: one clear line on stderr
+            sys.stderr.write(f"labctl: {ctx.redactor.text(str(rec['message']))}\n")
+        else:
+            emit_error_only(ctx, rec)
+    except PipeClosed:
+        _silence_stdout()
+
+
+def _format_from_args(args: list[str]) -> str | None:
+    for i, arg in enumerate(args):
+        if arg in ("--format", "-f") and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--format="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,160 @@
+"""THE emitter: the only code that writes records to stdout.
+
+- jsonl: one compact JSON object per line, UTF-8, flushed per record (a long poll streams);
+- json: one JSON array, still written as records arrive;
+- table: rich box-drawing tables (┌─┬─┐), one per record kind, rendered at the end; colour
+  only on a terminal and never with NO_COLOR. rich is imported only on this path.
+
+Every record passes through the context's redactor first. NaN/Infinity (a NaN loss is
+real data) are written as the strings "NaN", "Infinity", "-Infinity" so the output stays
+valid JSON.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import time
+from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any
+
+from labctl.errors import ExitCode, LabctlError, worst
+from labctl.records import rfc3339
+from labctl.severity import severity as default_severity
+
+if TYPE_CHECKING:
+    from labctl.context import Context, Severity
+
+
+class PipeClosed(Exception):
+    """stdout's reader closed the pipe (`labctl poll | head -1`); exit quietly."""
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, PurePath):
+        return str(obj)
+    if isinstance(obj, datetime):
+        return rfc3339(obj.timestamp())
+    if isinstance(obj, bytes):
+        return base64.b64encode(obj).decode("ascii")
+    if isinstance(obj, set | frozenset):
+        return sorted(obj, key=str)
+    raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "NaN" if math.isnan(obj) else ("Infinity" if obj > 0 else "-Infinity")
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def dumps(rec: Any) -> str:
+    try:
+        return json.dumps(
+            rec, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_default
+        )
+    except ValueError:
+        return json.dumps(_finite(rec), ensure_ascii=False, separators=(",", ":"), default=_default)
+
+
+class Emitter:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.fmt = ctx.fmt
+        self.out = ctx.stdout
+        self.counts: Counter[str] = Counter()
+        self.buffer: list[dict[str, Any]] = []
+        self.started = False
+        self.closed = False
+
+    def emit(self, rec: dict[str, Any]) -> dict[str, Any]:
+        rec = self.ctx.redactor.value(rec)
+        self.counts[str(rec.get("kind"))] += 1
+        if self.fmt == "table":
+            self.buffer.append(rec)
+            return rec
+        line = dumps(rec)
+        if self.fmt == "json":
+            line = ("[" if not self.started else ",\n") + line
+        else:
+            line += "\n"
+        self.started = True
+        self._write(line)
+        return rec
+
+    def _write(self, text: str) -> None:
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:
+            raise PipeClosed() from None
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.fmt == "json":
+            self._write(("]" if self.started else "[]") + "\n")
+        elif self.fmt == "table":
+            from labctl.render.tables import render
+
+            try:
+                render(self.buffer, self.ctx)
+            except BrokenPipeError:
+                raise PipeClosed() from None
+
+
+def run_emitter(
+    ctx: Context, records: Iterable[dict[str, Any]], severity: Severity | None = None
+) -> int:
+    """Emit every record; return the worst exit code they call for.
+
+    A `LabctlError` raised by the core mid-stream is emitted as an `error` record through
+    this same emitter (so a JSON array stays valid) and re-raised for `main()` to map.
+    """
+    started = time.monotonic()
+    emitter = Emitter(ctx)
+    code = ExitCode.OK
+    try:
+        for rec in records:
+            rec = emitter.emit(rec)
+            code = worst(code, default_severity(rec))
+            if severity is not None:
+                code = worst(code, severity(rec))
+    except LabctlError as exc:
+        emitter.emit(exc.record())
+        exc.emitted = True  # type: ignore[attr-defined]
+        code = worst(code, exc.exit_code)
+        if ctx.summary:
+            emitter.emit(_summary(ctx, emitter, started, code))
+        emitter.close()
+        raise
+    if ctx.summary:
+        emitter.emit(_summary(ctx, emitter, started, code))
+    emitter.close()
+    return int(code)
+
+
+def _summary(ctx: Context, emitter: Emitter, started: float, code: ExitCode) -> dict[str, Any]:
+    return {
+        "kind": "summary",
+        "command": ctx.command,
+        "counts": dict(emitter.counts),
+        "elapsed_s": round(time.monotonic() - started, 3),
+        "exit_code": int(code),
+    }
+
+
+def emit_error_only(ctx: Context, rec: dict[str, Any]) -> None:
+    """Emit a lone error record (errors raised before a command's records started)."""
+    emitter = Emitter(ctx)
+    emitter.emit(rec)
+    emitter.close()

@@ -1,0 +1,46 @@
+"""The one table of commands: name, module, one-line help.
+
+`labctl --help`, the man pages, the shell completions, `labctl schema` and the tests all
+read this table. A command's module is imported only when that command runs (or when its
+help or schema is asked for), so start-up never pays for a backend library.
+
+Each command module provides:
+- `cli(ctx: typer.Context, ...)`: the typer function (options only; hands records to
+  `Context.emit`), or `app`: a typer.Typer for a command group such as `config`;
+- `SCHEMAS`: {kind: JSON Schema} for every record kind it emits;
+- optionally `EXAMPLES`: shell one-liners for the man page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    module: str
+    help: str
+    reads_records: bool = False  # reads records on stdin and passes through the rest
+
+
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec(
+        "table",
+        "labctl.commands.table",
+        "Render records from stdin as box-drawing tables, one per kind.",
+        reads_records=True,
+    ),
+    CommandSpec(
+        "schema",
+        "labctl.commands.schema",
+        "Print the JSON Schema of a command's options and records.",
+    ),
+    CommandSpec(
+        "config",
+        "labctl.commands.config_cmd",
+        "Show, create or locate the config file.",
+    ),
+)
+
+BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}

@@ -1,0 +1,1 @@
+"""Human renderings of records (rich is imported only inside these modules' functions)."""

@@ -1,0 +1,101 @@
+"""Every configuration setting labctl knows: one declarative table.
+
+`config init` writes this table as a complete TOML file, `config show` prints each
+effective value with where it came from, and the loader type-checks the file against it.
+A command that needs settings adds them here, under its own section.
+
+Precedence (highest first): a command-line flag, an environment variable, the config
+file, the default. Environment variables are the ones each ecosystem already uses
+(GITHUB_TOKEN, HF_TOKEN, WANDB_API_KEY, SUPABASE_URL, DATABASE_URL …), so labctl works
+where the user's other tools work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str  # "section.name"
+    default: Any
+    help: str
+    env: tuple[str, ...] = ()
+    secret: bool = False
+    choices: tuple[str, ...] = ()
+    kind: type = field(default=str)
+
+    @property
+    def section(self) -> str:
+        return self.key.split(".", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.key.split(".", 1)[1]
+
+
+def _s(key: str, default: Any, help: str, **kw: Any) -> Setting:
+    kind = kw.pop("kind", type(default))
+    return Setting(key, default, help, kind=kind, **kw)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    # -- output ------------------------------------------------------------------------
+    _s(
+        "output.format",
+        "auto",
+        "auto: a table on a terminal, JSON Lines otherwise; or jsonl, json, table",
+        env=("LABCTL_FORMAT",),
+        choices=("auto", "jsonl", "json", "table"),
+    ),
+    _s("output.summary", False, "end every command's output with a `summary` record"),
+    _s("output.table_width", 0, "width of piped tables in columns (0: $COLUMNS, else 120)"),
+    # -- paths -------------------------------------------------------------------------
+    _s(
+        "paths.state_dir",
+        "",
+        "state between runs (empty: $XDG_STATE_HOME/labctl)",
+        env=("LABCTL_STATE_DIR",),
+    ),
+    _s(
+        "paths.log_dir",
+        "",
+        "where `labctl log` writes dated entries (empty: <state_dir>/log)",
+        env=("LABCTL_LOG_DIR",),
+    ),
+    # -- secrets -----------------------------------------------------------------------
+    _s(
+        "secrets.env",
+        [],
+        "more environment variables whose values are secrets (redacted everywhere)",
+        kind=list,
+    ),
+    # -- backends ----------------------------------------------------------------------
+    _s("github.token", "", "GitHub token", env=("GITHUB_TOKEN", "GH_TOKEN"), secret=True),
+    _s("github.api_url", "https://api.github.com", "GitHub API URL", env=("GITHUB_API_URL",)),
+    _s("hf.token", "", "Hugging Face token", env=("HF_TOKEN",), secret=True),
+    _s("hf.endpoint", "https://huggingface.co", "Hugging Face Hub URL", env=("HF_ENDPOINT",)),
+    _s("wandb.api_key", "", "W&B API key", env=("WANDB_API_KEY",), secret=True),
+    _s("wandb.base_url", "https://api.wandb.ai", "W&B server URL", env=("WANDB_BASE_URL",)),
+    _s("supabase.url", "", "Supabase project URL", env=("SUPABASE_URL",)),
+    _s("supabase.key", "", "Supabase key", env=("SUPABASE_KEY",), secret=True),
+    _s(
+        "database.url",
+        "",
+        "PostgreSQL URL (libpq PG* variables also work)",
+        env=("DATABASE_URL",),
+        secret=True,
+    ),
+)
+
+BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
+
+# Sections holding arrays of tables (validated by the command that uses them).
+LIST_SECTIONS: dict[str, str] = {
+    "clusters": "clusters to poll: name, host (`local` or an SSH alias), scheduler, …",
+}
+
+DEFAULT_CLUSTERS: list[dict[str, Any]] = [
+    {"name": "local", "host": "local", "scheduler": "slurm"},
+]

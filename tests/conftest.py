@@ -1,0 +1,88 @@
+"""Shared test fixtures: every test runs with its own config and state directories.
+
+`labctl` subprocesses get a scrubbed environment (no real tokens, no user config), so
+tests see exactly what a fresh install sees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LABCTL = [sys.executable, "-m", "labctl"]
+SECRET_ENV = (
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "HF_TOKEN",
+    "WANDB_API_KEY",
+    "SUPABASE_KEY",
+    "SUPABASE_URL",
+    "DATABASE_URL",
+    "LABCTL_CONFIG",
+    "LABCTL_FORMAT",
+    "LABCTL_STATE_DIR",
+    "LABCTL_LOG_DIR",
+    "NO_COLOR",
+    "COLUMNS",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("home")
+    for name in SECRET_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    yield home
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+
+def run_labctl(
+    *args: str,
+    input: bytes | str | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
+) -> Result:
+    """Run the real CLI in a subprocess (stdout is a pipe, so the default is JSON Lines)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    data = input.encode() if isinstance(input, str) else input
+    proc = subprocess.run(
+        [*LABCTL, *args],
+        input=data if data is not None else b"",
+        capture_output=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
+    return Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+@pytest.fixture
+def labctl() -> Any:
+    return run_labctl

@@ -1,0 +1,53 @@
+"""The record contract: every command has a schema and every record it emits validates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+from conftest import run_labctl
+from jsonschema import Draft202012Validator
+from schema_check import assert_valid, schemas_for
+
+from labctl.registry import COMMANDS
+
+
+@dataclass
+class Case:
+    args: list[str]
+    input: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+
+
+# Representative invocations of each command. A new command must add its cases here.
+CASES: dict[str, list[Case]] = {
+    "table": [Case(["-f", "jsonl", "--summary"], 'oops\n{"kind":"x","a":1}\n')],
+    "schema": [Case([]), Case(["table", "config"])],
+    "config": [Case(["show", "--summary"]), Case(["path"]), Case(["init"])],
+}
+
+
+def test_every_command_has_contract_cases() -> None:
+    missing = [c.name for c in COMMANDS if c.name not in CASES]
+    assert not missing, f"add contract cases for: {missing}"
+
+
+@pytest.mark.parametrize("spec", COMMANDS, ids=lambda s: s.name)
+def test_schemas_are_valid_json_schema(spec) -> None:
+    schemas = schemas_for(spec.name)
+    assert "error" in schemas, "every command can emit error records"
+    for kind, schema in schemas.items():
+        Draft202012Validator.check_schema(schema)
+        if kind != "*":
+            assert schema["properties"]["kind"] == {"const": kind}
+
+
+@pytest.mark.parametrize(
+    "name,case",
+    [(name, case) for name, cases in CASES.items() for case in cases],
+    ids=lambda v: v if isinstance(v, str) else " ".join(v.args) or "-",
+)
+def test_emitted_records_validate(name: str, case: Case) -> None:
+    res = run_labctl(name, *case.args, input=case.input, env=case.env)
+    assert res.records, res.stderr
+    assert_valid(name, res.records)
