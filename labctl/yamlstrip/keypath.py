@@ -6,8 +6,9 @@ of the composed nodes (`start_mark`) — go-yaml's head/line/foot model computed
 positions, so nothing can be attached to the wrong node:
 
 - inline comment: the deepest key or item that starts on the comment's line before it
-  (`lr: 3e-4  # tuned` -> `.train.lr`, `- 5  # x` -> `.steps[0]`), preferring block
-  entries over flow ones (`steps: [1, 2]  # x` -> `.steps`, but `[1,  # x` -> `[0]`);
+  (`lr: 3e-4  # tuned` -> `.train.lr`, `- 5  # x` -> `.steps[0]`), ignoring the
+  insides of a flow collection closed before it (`steps: [1, 2]  # x` -> `.steps`, but
+  `steps: [1,  # x` -> `.steps[0]`);
 - a comment on a `---` line with no such key: `.` (the document it starts); on a `...` or
   directive line: None;
 - otherwise a head comment: the next key or item in document order (the shallowest one
@@ -47,7 +48,7 @@ def index_segment(index: int) -> str:
     return f"[{index}]"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Entry:
     """A key of a mapping, an item of a sequence, or a document root (depth 0)."""
 
@@ -58,7 +59,7 @@ class Entry:
     doc: int
     segment: str
     parent: Entry | None
-    in_flow: bool = False  # a key or item of a flow collection (`{...}`, `[...]`)
+    flow_end: int = -1  # for a key or item of a flow collection: where that collection ends
 
     def path(self) -> str:
         segments: list[str] = []
@@ -77,23 +78,23 @@ def _entries(roots: Sequence[Node]) -> list[Entry]:
     for doc, root in enumerate(roots):
         mark = root.start_mark
         # (node to enter, position of its entry, segment, parent)
-        stack: list[tuple[Node, Mark, str, Entry | None, bool]] = [(root, mark, "", None, False)]
+        stack: list[tuple[Node, Mark, str, Entry | None, int]] = [(root, mark, "", None, False)]
         while stack:
-            node, pos, segment, parent, in_flow = stack.pop()
+            node, pos, segment, parent, flow_end = stack.pop()
             depth = 0 if parent is None else parent.depth + 1
-            entry = Entry(pos.index, pos.line, pos.column, depth, doc, segment, parent, in_flow)
+            entry = Entry(pos.index, pos.line, pos.column, depth, doc, segment, parent, flow_end)
             out.append(entry)
             if id(node) in seen:  # an alias: its marks point at the anchor
                 continue
             seen.add(id(node))
-            children: list[tuple[Node, Mark, str, Entry | None, bool]] = []
+            children: list[tuple[Node, Mark, str, Entry | None, int]] = []
             if isinstance(node, MappingNode):
-                flow = bool(node.flow_style)
+                flow = node.end_mark.index if node.flow_style else -1
                 for key, value in node.value:
                     label = key.value if isinstance(key, ScalarNode) else "?"
                     children.append((value, key.start_mark, key_segment(label), entry, flow))
             elif isinstance(node, SequenceNode):
-                flow = bool(node.flow_style)
+                flow = node.end_mark.index if node.flow_style else -1
                 for i, item in enumerate(node.value):
                     if id(item) in seen:  # an aliased item has no position of its own
                         continue
@@ -124,11 +125,11 @@ class KeyIndex:
             best: Entry | None = None
             j = i - 1
             while j >= 0 and entries[j].line == span.line:
-                if best is None or (entries[j].in_flow, -entries[j].depth) < (
-                    best.in_flow,
-                    -best.depth,
-                ):
-                    best = entries[j]
+                # skip keys and items of a flow collection closed before the comment
+                entry = entries[j]
+                open_here = entry.flow_end < 0 or entry.flow_end > span.start
+                if open_here and (best is None or entry.depth > best.depth):
+                    best = entry
                 j -= 1
             if best is not None:
                 return best.path()
