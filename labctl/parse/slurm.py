@@ -1,0 +1,149 @@
+"""Pure parsing layer for SLURM (22.05) output: text in, dicts out, no processes.
+
+Import from here; the pieces live in:
+
+- `slurm_commands`: the exact squeue/sacct/scontrol argv and environment poll runs.
+- `slurm_table`: delimited-table splitting and the shared record shape (RECORD_KEYS).
+- `slurm_fields`: value normalisers (job ids, array specs, states, exit codes, times...).
+- `slurm_sacct`, `slurm_squeue`, `slurm_scontrol`: per-command parsers -> records.
+- `slurm_verdict`: SLURM state -> labctl verdict (table in that module's docstring).
+- `slurm_logpath`: stdout/stderr filename patterns resolved like slurmstepd.
+"""
+
+from __future__ import annotations
+
+from labctl.parse.slurm_commands import (
+    FIELD_DELIMITER,
+    SACCT_FIELDS,
+    SACCT_JOB_ID_CHUNK,
+    SLURM_ENV,
+    SQUEUE_FIELDS,
+    env_prefix,
+    sacct_argv,
+    sacct_argv_chunks,
+    scontrol_show_job_argv,
+    squeue_argv,
+    squeue_format_arg,
+)
+from labctl.parse.slurm_fields import (
+    ArraySpec,
+    JobId,
+    SlurmValueError,
+    first_node,
+    format_array_spec,
+    format_duration,
+    parse_array_spec,
+    parse_duration,
+    parse_exit_code,
+    parse_job_id,
+    parse_nodelist,
+    parse_state,
+    parse_time,
+    parse_time_limit,
+    parse_time_limit_raw,
+    parse_user,
+    parse_wait_status,
+)
+from labctl.parse.slurm_logpath import (
+    LogJob,
+    expand_log_path,
+    log_job,
+    resolve_log_paths,
+    submit_line_log_patterns,
+)
+from labctl.parse.slurm_sacct import (
+    combine_exit,
+    group_sacct,
+    latest_attempts,
+    normalise_sacct_row,
+    parse_sacct,
+    sacct_jobs,
+    summarise_sacct_job,
+)
+from labctl.parse.slurm_scontrol import (
+    normalise_scontrol_job,
+    parse_scontrol_line,
+    parse_scontrol_show_job_o,
+    scontrol_jobs,
+)
+from labctl.parse.slurm_squeue import (
+    fields_from_format,
+    normalise_squeue_row,
+    parse_squeue,
+    squeue_jobs,
+)
+from labctl.parse.slurm_table import (
+    RECORD_KEYS,
+    JobRecord,
+    SlurmParseError,
+    parse_delimited,
+)
+from labctl.parse.slurm_verdict import (
+    BLOCKED_CAUSES,
+    VERDICTS,
+    classify,
+    kill_markers,
+    pending_cause,
+    verdict,
+)
+
+__all__ = [
+    "BLOCKED_CAUSES",
+    "FIELD_DELIMITER",
+    "RECORD_KEYS",
+    "SACCT_FIELDS",
+    "SACCT_JOB_ID_CHUNK",
+    "SLURM_ENV",
+    "SQUEUE_FIELDS",
+    "VERDICTS",
+    "ArraySpec",
+    "JobId",
+    "JobRecord",
+    "LogJob",
+    "SlurmParseError",
+    "SlurmValueError",
+    "classify",
+    "combine_exit",
+    "env_prefix",
+    "expand_log_path",
+    "fields_from_format",
+    "first_node",
+    "format_array_spec",
+    "format_duration",
+    "group_sacct",
+    "kill_markers",
+    "latest_attempts",
+    "log_job",
+    "normalise_sacct_row",
+    "normalise_scontrol_job",
+    "normalise_squeue_row",
+    "parse_array_spec",
+    "parse_delimited",
+    "parse_duration",
+    "parse_exit_code",
+    "parse_job_id",
+    "parse_nodelist",
+    "parse_sacct",
+    "parse_scontrol_line",
+    "parse_scontrol_show_job_o",
+    "parse_squeue",
+    "parse_state",
+    "parse_time",
+    "parse_time_limit",
+    "parse_time_limit_raw",
+    "parse_user",
+    "parse_wait_status",
+    "pending_cause",
+    "resolve_log_paths",
+    "sacct_argv",
+    "sacct_argv_chunks",
+    "sacct_jobs",
+    "scontrol_jobs",
+    "scontrol_show_job_argv",
+    "squeue_argv",
+    "squeue_format_arg",
+    "squeue_jobs",
+    "submit_line_log_patterns",
+    "summarise_sacct_job",
+    "verdict",
+]

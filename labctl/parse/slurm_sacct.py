@@ -1,0 +1,286 @@
+"""sacct --parsable2 output -> job records with the real exit code and a verdict.
+
+A job is one allocation row (`6_2`) plus its step rows (`6_2.batch`, `6_2.extern`, `6_2.0`).
+The allocation row carries the state; the step rows carry what actually happened to the
+script: a TIMEOUT or a cancel shows as `0:0` on the job and `CANCELLED 0:15` on `.batch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, tzinfo
+from typing import Any
+
+from labctl.parse.slurm_commands import FIELD_DELIMITER, SACCT_FIELDS
+from labctl.parse.slurm_fields import (
+    SlurmValueError,
+    parse_array_spec,
+    parse_duration,
+    parse_exit_code,
+    parse_int,
+    parse_job_id,
+    parse_nodelist,
+    parse_reason,
+    parse_state,
+    parse_text,
+    parse_time,
+    parse_time_limit,
+    parse_time_limit_raw,
+    parse_user,
+)
+from labctl.parse.slurm_table import (
+    TERMINAL_STATES,
+    JobRecord,
+    SlurmParseError,
+    new_record,
+    parse_delimited,
+    ran_on_a_node,
+    settle_exit,
+    settle_lifecycle,
+)
+from labctl.parse.slurm_verdict import classify
+
+
+def parse_sacct(
+    text: str,
+    fields: Sequence[str] = SACCT_FIELDS,
+    delimiter: str = FIELD_DELIMITER,
+    *,
+    trailing_delimiter: bool | None = None,
+) -> list[dict[str, str]]:
+    """Raw sacct rows as `{field: cell}`; the overflow of a delimiter inside the job name
+    goes back into JobName wherever it sits (see `parse_delimited`)."""
+    return parse_delimited(
+        text, fields, delimiter, free_text="JobName", trailing_delimiter=trailing_delimiter
+    )
+
+
+def _apply_id(rec: JobRecord, row: Mapping[str, str]) -> None:
+    text = row.get("JobID") or row.get("JobIDRaw")
+    if not text:
+        raise SlurmValueError("row has no JobID")
+    jid = parse_job_id(text)
+    rec["job_id"] = jid.job
+    rec["step"] = jid.step
+    if jid.is_array:
+        rec["array_job_id"] = jid.job_id
+        rec["array_task_id"] = jid.array_task_id
+        if jid.array_tasks is not None:
+            spec = parse_array_spec(jid.array_tasks)
+            rec["array_tasks"] = jid.array_tasks
+            rec["array_throttle"] = spec.throttle
+    if jid.het_offset is not None:
+        rec["het_job_id"] = jid.job_id
+        rec["het_offset"] = jid.het_offset
+    raw = row.get("JobIDRaw")
+    if raw:
+        rec["job_id_raw"] = parse_job_id(raw).job_id
+    elif not jid.is_array:
+        rec["job_id_raw"] = jid.job_id
+
+
+def normalise_sacct_row(row: Mapping[str, str], tz: tzinfo = UTC) -> JobRecord:
+    """One raw sacct row -> a record (RECORD_KEYS). Times are epoch seconds; text times are
+    read in `tz` (the zone sacct ran in; epoch output needs none)."""
+    rec = new_record("sacct")
+    try:
+        _apply_id(rec, row)
+        _apply_state(rec, row)
+        _apply_times(rec, row, tz)
+        _apply_other(rec, row)
+    except SlurmValueError as exc:
+        raise SlurmParseError(f"{exc} in sacct row {dict(row)!r}") from exc
+    settle_lifecycle(rec)
+    if rec["step"] is None:
+        settle_exit(rec)
+    return rec
+
+
+def _apply_state(rec: JobRecord, row: Mapping[str, str]) -> None:
+    if (v := row.get("State")) is not None:
+        rec["state"], rec["cancelled_by"] = parse_state(v)
+        rec["state_raw"] = v.strip() or None
+    if (v := row.get("ExitCode")) is not None:
+        rec["exit_code"], rec["signal"] = parse_exit_code(v)
+    if (v := row.get("DerivedExitCode")) is not None:
+        rec["derived_exit_code"], rec["derived_signal"] = parse_exit_code(v)
+    if (v := row.get("Reason")) is not None:
+        rec["reason"] = parse_reason(v)
+
+
+def _apply_times(rec: JobRecord, row: Mapping[str, str], tz: tzinfo) -> None:
+    for field, key in _TIME_FIELDS:
+        if (v := row.get(field)) is not None:
+            rec[key] = parse_time(v, tz)
+    if (v := row.get("ElapsedRaw")) is not None:
+        rec["elapsed_s"] = parse_int(v)
+    elif (v := row.get("Elapsed")) is not None:
+        rec["elapsed_s"] = parse_duration(v)
+    if (v := row.get("Timelimit")) is not None:
+        rec["time_limit_s"] = parse_time_limit(v)
+    if rec["time_limit_s"] is None and (v := row.get("TimelimitRaw")):
+        rec["time_limit_s"] = parse_time_limit_raw(v)
+    if (v := row.get("Suspended")) is not None:
+        rec["suspended_s"] = parse_duration(v)
+
+
+def _apply_other(rec: JobRecord, row: Mapping[str, str]) -> None:
+    if (v := row.get("NodeList")) is not None:
+        rec["node_list"] = parse_nodelist(v)
+    if (v := row.get("NNodes")) is not None:
+        rec["n_nodes"] = parse_int(v)
+    if (v := row.get("User")) is not None:
+        rec["user"], rec["uid"] = parse_user(v)
+    if (v := row.get("UID")) is not None and v.strip():
+        rec["uid"] = parse_int(v)
+    for field, key in _TEXT_FIELDS:
+        if (v := row.get(field)) is not None:
+            rec[key] = parse_text(v)
+
+
+_TIME_FIELDS = (
+    ("Submit", "submit_epoch"),
+    ("Eligible", "eligible_epoch"),
+    ("Start", "start_epoch"),
+    ("End", "end_epoch"),
+)
+_TEXT_FIELDS = (
+    ("Partition", "partition"),
+    ("Account", "account"),
+    ("WorkDir", "work_dir"),
+    ("SubmitLine", "submit_line"),
+    ("JobName", "name"),
+)
+
+
+def group_sacct(records: Iterable[JobRecord]) -> list[dict[str, Any]]:
+    """Allocation rows with their step rows: `[{"job": rec | None, "steps": [rec, ...]}]`.
+
+    Steps attach to the latest preceding allocation row with the same id, so `sacct -D`
+    (a requeued job's earlier attempts, each followed by its own steps) groups correctly.
+    Steps without an allocation row (`sacct -j 12.batch`) get `"job": None`.
+    """
+    groups: list[dict[str, Any]] = []
+    by_id: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        key = rec["job_id"]
+        if rec["step"] is None:
+            group: dict[str, Any] = {"job": rec, "steps": []}
+            groups.append(group)
+            by_id[key] = group
+        else:
+            found = by_id.get(key)
+            if found is None:
+                found = {"job": None, "steps": []}
+                groups.append(found)
+                by_id[key] = found
+            found["steps"].append(rec)
+    return groups
+
+
+def combine_exit(
+    job: JobRecord, steps: Sequence[JobRecord]
+) -> tuple[int | None, int | None, str | None]:
+    """The exit code and signal a user should see, and where they came from
+    (`"job"`, `"batch"`, or None when there is none).
+
+    The allocation row's `code:signal` wins when it is not `0:0` (FAILED `3:0`, OOM `0:9`);
+    otherwise the `.batch` step's (TIMEOUT and cancels: job `0:0`, batch `0:15`). `.extern`
+    is ignored (COMPLETED even for failed jobs, CANCELLED on node failure). A job that
+    never ran on a node (cancelled while pending, DEADLINE before start) or is not over has
+    none; NODE_FAIL steps have an empty ExitCode, which also gives none.
+    """
+    if job["state"] not in TERMINAL_STATES or not ran_on_a_node(job):
+        return None, None, None
+    code, sig = job["exit_code"], job["signal"]
+    batch = next((s for s in steps if s["step"] == "batch"), None)
+    if code or sig:
+        return code, sig, "job"
+    if batch is not None:
+        if batch["exit_code"] is None and batch["signal"] is None:
+            return None, None, None
+        if batch["exit_code"] or batch["signal"]:
+            return batch["exit_code"], batch["signal"], "batch"
+    if code is None and sig is None:
+        return None, None, None
+    return code, sig, "job"
+
+
+_STEP_FAILED = frozenset({"FAILED", "OUT_OF_MEMORY", "NODE_FAIL", "TIMEOUT"})
+
+
+def summarise_sacct_job(group: Mapping[str, Any]) -> JobRecord:
+    """One job record: the allocation row plus `exit_code`/`signal` from `combine_exit`,
+    `exit_source`, `steps` (compact), `failed_steps`, `verdict` and `cause`."""
+    job: JobRecord | None = group["job"]
+    steps: list[JobRecord] = group["steps"]
+    if job is None:  # only step rows came back: nothing to say about the job itself
+        rec = new_record("sacct")
+        if steps:
+            first = steps[0]
+            for key in ("job_id", "job_id_raw", "array_job_id", "array_task_id", "het_job_id"):
+                rec[key] = first[key]
+            rec["het_offset"] = first["het_offset"]
+        rec.update(verdict="unknown", cause=None, exit_source=None, steps=[], failed_steps=[])
+        return rec
+    rec = dict(job)
+    code, sig, source = combine_exit(job, steps)
+    rec["exit_code"], rec["signal"], rec["exit_source"] = code, sig, source
+    batch = next((s for s in steps if s["step"] == "batch"), None)
+    rec["steps"] = [
+        {
+            "step": s["step"],
+            "state": s["state"],
+            "cancelled_by": s["cancelled_by"],
+            "exit_code": s["exit_code"],
+            "signal": s["signal"],
+        }
+        for s in steps
+    ]
+    rec["failed_steps"] = [
+        s["step"]
+        for s in steps
+        if s["step"] != "extern" and (s["state"] in _STEP_FAILED or (s["exit_code"] or 0) > 0)
+    ]
+    rec["verdict"], rec["cause"] = classify(
+        job["state"],
+        exit_code=code,
+        signal=sig,
+        reason=job["reason"],
+        cancelled_by=job["cancelled_by"],
+        owner_uid=job["uid"],
+        batch_state=batch["state"] if batch is not None else None,
+    )
+    return rec
+
+
+def sacct_jobs(
+    text: str,
+    fields: Sequence[str] = SACCT_FIELDS,
+    delimiter: str = FIELD_DELIMITER,
+    *,
+    tz: tzinfo = UTC,
+) -> list[JobRecord]:
+    """sacct output -> one summarised record per allocation row, in sacct's order."""
+    rows = parse_sacct(text, fields, delimiter)
+    return [summarise_sacct_job(g) for g in group_sacct(normalise_sacct_row(r, tz) for r in rows)]
+
+
+def latest_attempts(jobs: Iterable[JobRecord]) -> list[JobRecord]:
+    """Keep the newest record per raw job id (greatest submit; later wins ties) and count
+    the records seen as `attempts`: with `sacct -D`, a requeued job's REQUEUED/NODE_FAIL
+    attempt and its new PENDING record become one record with `attempts: 2`."""
+    best: dict[object, JobRecord] = {}
+    counts: dict[object, int] = {}
+    for rec in jobs:
+        key = rec["job_id_raw"] if rec["job_id_raw"] is not None else rec["job_id"]
+        counts[key] = counts.get(key, 0) + 1
+        cur = best.get(key)
+        if cur is None or (rec["submit_epoch"] or 0) >= (cur["submit_epoch"] or 0):
+            best[key] = rec
+    out = []
+    for key, rec in best.items():
+        rec = dict(rec)
+        rec["attempts"] = counts[key]
+        out.append(rec)
+    return out

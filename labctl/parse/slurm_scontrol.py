@@ -1,0 +1,306 @@
+"""`scontrol --oneliner show job` -> `{key: value}` per job, and records.
+
+Values may contain spaces and `=` (a job name `lr=3e-4|bs=64 run`, `Command=train.py lr=1`,
+paths with spaces), so splitting on spaces is wrong. A value ends where the next *known*
+key starts; inside a free-text value (JobName, Command, WorkDir, Std*, comments) a
+`" Key="` is glued back when the key is unknown, already seen, or appears again later in
+the line, and JobName/Command run until the key scontrol always prints after them
+(UserId/WorkDir).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC, tzinfo
+
+from labctl.parse.slurm_fields import (
+    SlurmValueError,
+    parse_array_spec,
+    parse_duration,
+    parse_exit_code,
+    parse_int,
+    parse_nodelist,
+    parse_reason,
+    parse_state,
+    parse_text,
+    parse_time,
+    parse_time_limit,
+    parse_user,
+)
+from labctl.parse.slurm_table import (
+    JobRecord,
+    SlurmParseError,
+    new_record,
+    settle_exit,
+    settle_lifecycle,
+)
+from labctl.parse.slurm_verdict import classify
+
+# Keys `scontrol show job` prints in 22.05 (slurm_sprint_job_info), plus the optional ones.
+SCONTROL_JOB_KEYS = frozenset(
+    [
+        "JobId",
+        "ArrayJobId",
+        "ArrayTaskId",
+        "ArrayTaskThrottle",
+        "HetJobId",
+        "HetJobOffset",
+        "HetJobIdSet",
+        "JobName",
+        "UserId",
+        "GroupId",
+        "MCS_label",
+        "Priority",
+        "Nice",
+        "Account",
+        "QOS",
+        "WCKey",
+        "JobState",
+        "Reason",
+        "Dependency",
+        "Requeue",
+        "Restarts",
+        "BatchFlag",
+        "Reboot",
+        "ExitCode",
+        "DerivedExitCode",
+        "RunTime",
+        "TimeLimit",
+        "TimeMin",
+        "SubmitTime",
+        "EligibleTime",
+        "AccrueTime",
+        "StartTime",
+        "EndTime",
+        "Deadline",
+        "SuspendTime",
+        "SecsPreSuspend",
+        "LastSchedEval",
+        "Scheduler",
+        "PreemptEligibleTime",
+        "PreemptTime",
+        "ResizeTime",
+        "Partition",
+        "AllocNode:Sid",
+        "ReqNodeList",
+        "ExcNodeList",
+        "NodeList",
+        "BatchHost",
+        "SchedNodeList",
+        "NumNodes",
+        "NumCPUs",
+        "NumTasks",
+        "CPUs/Task",
+        "ReqB:S:C:T",
+        "TRES",
+        "Socks/Node",
+        "NtasksPerN:B:S:C",
+        "CoreSpec",
+        "MinCPUsNode",
+        "MinMemoryNode",
+        "MinMemoryCPU",
+        "MinTmpDiskNode",
+        "Features",
+        "ClusterFeatures",
+        "DelayBoot",
+        "OverSubscribe",
+        "Contiguous",
+        "Licenses",
+        "Network",
+        "Command",
+        "WorkDir",
+        "AdminComment",
+        "SystemComment",
+        "Comment",
+        "StdErr",
+        "StdIn",
+        "StdOut",
+        "Power",
+        "CpusPerTres",
+        "MemPerTres",
+        "TresBind",
+        "TresFreq",
+        "TresPerJob",
+        "TresPerNode",
+        "TresPerSocket",
+        "TresPerTask",
+        "MailUser",
+        "MailType",
+        "NtasksPerTRES",
+        "BurstBuffer",
+        "BurstBufferState",
+        "CpuFreqMin",
+        "CpuFreqMax",
+        "CpuFreqGov",
+        "Reservation",
+        "FedOrigin",
+        "FedViableSiblings",
+        "FedActiveSiblings",
+        "Container",
+        "ContainerID",
+        "Prolog",
+        "Epilog",
+        "ResvPort",
+        "Selinux",
+        "Gres",
+    ]
+)
+FREE_TEXT_KEYS = frozenset(
+    {
+        "JobName",
+        "Command",
+        "WorkDir",
+        "StdErr",
+        "StdIn",
+        "StdOut",
+        "Comment",
+        "AdminComment",
+        "SystemComment",
+        "MailUser",
+        "Container",
+        "BurstBuffer",
+    }
+)
+# The key scontrol prints right after a free-text key, whatever the job.
+_SUCCESSOR = {"JobName": "UserId", "Command": "WorkDir"}
+
+_KEY_RE = re.compile(r"(?:^| )([A-Za-z][A-Za-z0-9_/:]*)=")
+
+
+def parse_scontrol_line(line: str) -> dict[str, str]:
+    """One `scontrol -o show job` line -> `{key: value}` (values verbatim, may be empty)."""
+    line = line.rstrip("\r\n")
+    if line.endswith(" "):
+        line = line[:-1]
+    matches = list(_KEY_RE.finditer(line))
+    if not matches or matches[0].start() != 0:
+        raise SlurmParseError("not a key=value line", line=line)
+    tokens: list[tuple[str, str, int]] = []  # (key, value, start of " key=")
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(line)
+        tokens.append((m.group(1), line[m.end() : end], m.start()))
+    remaining: dict[str, int] = {}
+    for key, _, _ in tokens:
+        remaining[key] = remaining.get(key, 0) + 1
+    out: dict[str, str] = {}
+    current: str | None = None
+    for key, value, start in tokens:
+        remaining[key] -= 1
+        if current in FREE_TEXT_KEYS and (
+            key not in SCONTROL_JOB_KEYS
+            or key in out
+            or remaining[key] > 0
+            or (current in _SUCCESSOR and key != _SUCCESSOR[current])
+        ):
+            out[current] += line[start : start + len(key) + 2] + value
+            continue
+        if key in out:  # a repeated non-free key: keep the first, like scontrol's order
+            continue
+        out[key] = value
+        current = key
+    return out
+
+
+def parse_scontrol_show_job_o(text: str) -> list[dict[str, str]]:
+    """`scontrol --oneliner show job [ID]` output -> one dict per job. Empty output (an
+    unknown or purged id: rc 1, `Invalid job id specified` on stderr) -> []."""
+    return [parse_scontrol_line(ln) for ln in text.split("\n") if ln.strip()]
+
+
+def _apply_id(rec: JobRecord, d: Mapping[str, str]) -> None:
+    raw = d.get("JobId")
+    if raw is None or not raw.strip().isdigit():
+        raise SlurmValueError(f"bad JobId {raw!r}")
+    rec["job_id_raw"] = int(raw)
+    rec["job_id"] = raw.strip()
+    array_job, task = d.get("ArrayJobId"), (d.get("ArrayTaskId") or "").strip()
+    if array_job and array_job.strip().isdigit() and task and task != "N/A":
+        rec["array_job_id"] = int(array_job)
+        if task.isdigit():
+            rec["array_task_id"] = int(task)
+            rec["job_id"] = f"{int(array_job)}_{task}"
+        else:
+            spec = parse_array_spec(task)
+            rec["array_tasks"] = task
+            rec["array_throttle"] = spec.throttle
+            rec["job_id"] = f"{int(array_job)}_[{task}]"
+    het, off = d.get("HetJobId"), d.get("HetJobOffset")
+    if het and het.strip().isdigit() and off and off.strip().isdigit():
+        rec["het_job_id"], rec["het_offset"] = int(het), int(off)
+        rec["job_id"] = f"{int(het)}+{int(off)}"
+
+
+_TIMES = (
+    ("SubmitTime", "submit_epoch"),
+    ("EligibleTime", "eligible_epoch"),
+    ("StartTime", "start_epoch"),
+    ("EndTime", "end_epoch"),
+)
+_TEXTS = (
+    ("JobName", "name"),
+    ("Account", "account"),
+    ("Partition", "partition"),
+    ("WorkDir", "work_dir"),
+    ("StdOut", "stdout"),
+    ("StdErr", "stderr"),
+)
+
+
+def _apply_cells(rec: JobRecord, d: Mapping[str, str], tz: tzinfo) -> None:
+    if (v := d.get("JobState")) is not None:
+        rec["state"], rec["cancelled_by"] = parse_state(v)
+        rec["state_raw"] = v.strip() or None
+    if (v := d.get("Reason")) is not None:
+        rec["reason"] = parse_reason(v)
+    if (v := d.get("UserId")) is not None:
+        rec["user"], rec["uid"] = parse_user(v)
+    if (v := d.get("ExitCode")) is not None:
+        rec["exit_code"], rec["signal"] = parse_exit_code(v)
+    if (v := d.get("DerivedExitCode")) is not None:
+        rec["derived_exit_code"], rec["derived_signal"] = parse_exit_code(v)
+    if (v := d.get("RunTime")) is not None:
+        rec["elapsed_s"] = parse_duration(v)
+    if (v := d.get("TimeLimit")) is not None:
+        rec["time_limit_s"] = parse_time_limit(v)
+    for key, out in _TIMES:
+        if (v := d.get(key)) is not None:
+            rec[out] = parse_time(v, tz)
+    if (v := d.get("NodeList")) is not None:
+        rec["node_list"] = parse_nodelist(v)
+    for key, out in (("NumNodes", "n_nodes"), ("Restarts", "restarts")):
+        if (v := d.get(key)) is not None and v.strip().isdigit():
+            rec[out] = parse_int(v)
+    for key, out in _TEXTS:
+        if (v := d.get(key)) is not None:
+            rec[out] = parse_text(v)
+
+
+def normalise_scontrol_job(d: Mapping[str, str], tz: tzinfo = UTC) -> JobRecord:
+    """One parsed scontrol job -> a record with `verdict`/`cause`. StdOut/StdErr are the
+    paths scontrol already expanded, except for a pending array group, whose `%a` SLURM
+    expands to 4294967294 (no task yet): those are None."""
+    rec = new_record("scontrol")
+    try:
+        _apply_id(rec, d)
+        _apply_cells(rec, d, tz)
+    except SlurmValueError as exc:
+        raise SlurmParseError(f"{exc} in scontrol job {dict(d)!r}") from exc
+    if rec["array_tasks"] is not None:
+        rec["stdout"] = rec["stderr"] = None
+    settle_lifecycle(rec)
+    settle_exit(rec)
+    rec["verdict"], rec["cause"] = classify(
+        rec["state"],
+        exit_code=rec["exit_code"],
+        signal=rec["signal"],
+        reason=rec["reason"],
+        cancelled_by=rec["cancelled_by"],
+        owner_uid=rec["uid"],
+    )
+    return rec
+
+
+def scontrol_jobs(text: str, *, tz: tzinfo = UTC) -> list[JobRecord]:
+    """`scontrol -o show job` output -> one record per job."""
+    return [normalise_scontrol_job(d, tz) for d in parse_scontrol_show_job_o(text)]
