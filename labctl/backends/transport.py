@@ -1,0 +1,173 @@
+"""Run a command on a cluster: locally, or over SSH through the user's host alias.
+
+One `Transport` per cluster. Commands go through plumbum (`local[...]`, or `ssh` with the
+user's ~/.ssh/config). Every call has a deadline: the child runs in its own session and
+the whole process group is killed when the deadline passes, so a hung `sacct` (or a
+shell that spawned it) can never hang the caller. Failures are classified for the
+caller's `error` record: `unreachable` (ssh could not connect), `auth`, `timeout`,
+`command_failed`.
+
+SSH runs in batch mode (no prompts under cron), with short connect timeouts,
+keep-alives and connection sharing (ControlMaster) so a poll's several calls to one
+cluster pay for one handshake.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import cast
+
+from labctl.errors import BackendError
+
+SSH_BASE_OPTIONS = (
+    "-o", "BatchMode=yes",
+    "-o", "ConnectTimeout=10",
+    "-o", "ServerAliveInterval=15",
+    "-o", "ServerAliveCountMax=2",
+    "-o", "ControlMaster=auto",
+    "-o", "ControlPersist=60",
+)  # fmt: skip
+MAX_OUTPUT = 64 * 1024 * 1024  # bytes kept per stream; a poll never needs more
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    elapsed_s: float
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+    def stderr_tail(self, limit: int = 600) -> str:
+        text = self.stderr.decode("utf-8", "replace").strip()
+        return text[-limit:]
+
+
+class TransportError(BackendError):
+    """A command could not be run or failed; `reason` says how."""
+
+
+@dataclass
+class Transport:
+    """Where a cluster's commands run: `host` is "local" or an SSH host alias."""
+
+    host: str = "local"
+    ssh_options: Sequence[str] = field(default_factory=tuple)
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_local(self) -> bool:
+        return self.host in ("", "local", "localhost-direct")
+
+    def argv(self, argv: Sequence[str]) -> list[str]:
+        """The full argv that runs `argv` on the cluster with this transport's env."""
+        envs = [f"{k}={v}" for k, v in self.env.items()]
+        if self.is_local:
+            return ["env", *envs, *argv] if envs else list(argv)
+        remote = " ".join(shlex.quote(a) for a in (["env", *envs] if envs else []) + list(argv))
+        return [
+            "ssh",
+            *SSH_BASE_OPTIONS,
+            "-o",
+            f"ControlPath={_control_dir()}/%C",
+            *self.ssh_options,
+            self.host,
+            "--",
+            remote,
+        ]
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        input: bytes | None = None,
+        check: bool = False,
+    ) -> CommandResult:
+        """Run `argv` on the cluster; never waits longer than `timeout` seconds."""
+        from plumbum import local
+
+        full = self.argv(argv)
+        started = time.monotonic()
+        try:
+            cmd = local[full[0]][full[1:]]
+            # plumbum returns a subprocess.Popen (bytes: no encoding given)
+            proc = cast(
+                "subprocess.Popen[bytes]",
+                cmd.popen(
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    new_session=True,
+                ),
+            )
+        except Exception as exc:  # plumbum CommandNotFound, OSError
+            raise TransportError(
+                f"{self.host}: cannot run {full[0]}: {exc}", reason="command_failed"
+            ) from None
+        timed_out = False
+        try:
+            out, err = proc.communicate(input=input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc.pid)
+            out, err = proc.communicate()
+        result = CommandResult(
+            argv=tuple(full),
+            returncode=proc.returncode if not timed_out else -int(signal.SIGKILL),
+            stdout=out[:MAX_OUTPUT],
+            stderr=err[:MAX_OUTPUT],
+            elapsed_s=time.monotonic() - started,
+            timed_out=timed_out,
+        )
+        if check and not result.ok:
+            raise self.error_for(result, what=" ".join(argv[:2]))
+        return result
+
+    def run_script(self, script: str, *, timeout: float, check: bool = False) -> CommandResult:
+        """Run a bash script on the cluster (fed on stdin: one connection, no quoting)."""
+        return self.run(["bash", "-s"], timeout=timeout, input=script.encode(), check=check)
+
+    def error_for(self, result: CommandResult, what: str = "command") -> TransportError:
+        """Classify a failed result into a TransportError with a one-line message."""
+        tail = result.stderr_tail(300).replace("\n", " | ")
+        where = f"cluster host {self.host}" if not self.is_local else "local"
+        if result.timed_out:
+            return TransportError(
+                f"{where}: {what} did not finish within {result.elapsed_s:.0f}s",
+                reason="timeout",
+            )
+        if not self.is_local and result.returncode == 255:
+            reason = "auth" if "Permission denied" in tail or "publickey" in tail else "unreachable"
+            return TransportError(f"{where}: ssh failed: {tail or 'exit 255'}", reason=reason)
+        return TransportError(
+            f"{where}: {what} exited {result.returncode}: {tail or 'no stderr'}",
+            reason="command_failed",
+        )
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _control_dir() -> str:
+    """A short per-user directory for SSH control sockets (paths are length-limited)."""
+    path = Path(tempfile.gettempdir()) / f"labctl-ssh-{os.getuid()}"
+    path.mkdir(mode=0o700, exist_ok=True)
+    return str(path)
