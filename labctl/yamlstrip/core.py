@@ -70,6 +70,15 @@ def _decode(source: str, data: bytes) -> str | StripResult:
         )
 
 
+def _summary(exc: BaseException) -> str:
+    """A one-line message from a PyYAML error, without the `<unicode string>` noise."""
+    text = str(exc).replace('in "<unicode string>", ', "")
+    summary = " ".join(text.split())
+    if not isinstance(exc, yaml.YAMLError):
+        summary = f"{type(exc).__name__}: {summary}"
+    return summary
+
+
 def _tab_before_comment(text: str, index: int) -> bool:
     if index >= len(text) or text[index] != "\t":
         return False
@@ -85,8 +94,10 @@ def _yaml_error(source: str, data: bytes, text: str, exc: Exception) -> StripRes
     line = mark.line + 1 if mark is not None else None
     column = mark.column + 1 if mark is not None else None
     if isinstance(exc, yaml.reader.ReaderError):
-        reason = model.BINARY if "\x00" in text else model.INVALID_YAML
-        return _refuse(source, data, reason, f"not a YAML text: {exc}", line=None)
+        line = text.count("\n", 0, exc.position) + 1
+        return _refuse(
+            source, data, model.INVALID_YAML, f"not a YAML text: {_summary(exc)}", line=line
+        )
     if mark is not None and _tab_before_comment(text, mark.index):
         return _refuse(
             source,
@@ -97,7 +108,7 @@ def _yaml_error(source: str, data: bytes, text: str, exc: Exception) -> StripRes
             line=line,
             column=column,
         )
-    summary = " ".join(str(exc).split())
+    summary = _summary(exc)
     return _refuse(
         source, data, model.INVALID_YAML, f"invalid YAML: {summary}", line=line, column=column
     )
@@ -107,8 +118,8 @@ def _load(roots: list[Node]) -> tuple[list[Any] | None, str | None]:
     """Construct like safe_load_all; (None, why) when safe_load cannot (unknown tag, ...)."""
     try:
         return construct(roots), None
-    except yaml.YAMLError as exc:
-        return None, " ".join(str(exc).split())
+    except Exception as exc:  # ConstructorError, and ValueError from e.g. `!!int x`
+        return None, _summary(exc)
 
 
 def _comments(text: str, scanned: Scanned) -> tuple[Comment, ...]:
@@ -166,14 +177,14 @@ def analyze(data: bytes, *, source: str = "-") -> StripResult:
 def _analyze_text(source: str, data: bytes, text: str) -> StripResult:
     try:
         before = scan(text)
-    except (yaml.YAMLError, RecursionError) as exc:
+    except Exception as exc:  # YAMLError, RecursionError; anything else is reported too
         return _yaml_error(source, data, text, exc)
     comments = _comments(text, before)
     if not comments:
         return StripResult(source=source, data=data, new_data=data, verified=True)
     new_text = strip_text(text, before.spans)
     problem = _verify(text, before, new_text)
-    if problem is not None:
+    if isinstance(problem, tuple):
         reason, message, line = problem
         return _refuse(source, data, reason, message, comments=comments, line=line)
     return StripResult(
@@ -182,11 +193,13 @@ def _analyze_text(source: str, data: bytes, text: str) -> StripResult:
         new_data=new_text.encode("utf-8"),
         comments=comments,
         verified=True,
+        verified_with=problem,
     )
 
 
-def _verify(text: str, before: Scanned, new_text: str) -> tuple[str, str, int | None] | None:
-    """None when `new_text` keeps the contract, else (reason, message, line).
+def _verify(text: str, before: Scanned, new_text: str) -> tuple[str, str, int | None] | str:
+    """What verified `new_text` (`model.WITH_SAFE_LOAD` or `model.WITH_NODES`), else
+    (reason, message, line).
 
     Consumes `before`: its nodes are dropped once the data is built, so the two texts'
     node trees are not held at the same time.
@@ -199,9 +212,9 @@ def _verify(text: str, before: Scanned, new_text: str) -> tuple[str, str, int | 
     before.roots = []
     try:
         after = scan(new_text)
-    except (yaml.YAMLError, RecursionError) as exc:
+    except Exception as exc:
         mark = getattr(exc, "problem_mark", None)
-        summary = " ".join(str(exc).split())
+        summary = _summary(exc)
         return (
             model.INVALID_AFTER_STRIP,
             f"removing the comments would make the YAML invalid ({summary}); nothing was changed",
@@ -233,4 +246,4 @@ def _verify(text: str, before: Scanned, new_text: str) -> tuple[str, str, int | 
                 f"removing the comments would change the data ({where}{diff}); nothing was changed",
                 line,
             )
-    return None
+    return model.WITH_SAFE_LOAD if data_before is not None else model.WITH_NODES

@@ -95,10 +95,12 @@ def file_record(result: StripResult, path: str | None = None, applied: bool = Fa
     An input that could not be analysed (`result.is_error`) gives an `error` record:
     `{"kind": "error", "path", "reason", "message", "line", "column"}`. Otherwise a `file`
     record: `{"kind": "file", "path", "comments": [{"line", "column", "text", "key_path",
-    "inline"}], "comments_removed", "bytes_before", "bytes_after", "verified", "applied",
-    "changed"}` plus `reason`/`message` when not verified. `comments_removed`,
+    "inline"}], "comments_removed", "bytes_before", "bytes_after", "verified", "verified_with",
+    "applied", "changed"}` plus `reason`/`message` when not verified. `comments_removed`,
     `bytes_after` and `changed` describe what applying does (or did): 0 removed, the
-    original size and false for a refused file.
+    original size and false for a refused file. `verified_with` is "safe_load_all" (data
+    compared), "compose_all" (node trees compared: safe_load cannot build the data, e.g.
+    `!include`) or null (no comments, nothing to verify).
     """
     shown = result.source if path is None else path
     if result.is_error:
@@ -127,6 +129,7 @@ def file_record(result: StripResult, path: str | None = None, applied: bool = Fa
         "bytes_before": result.bytes_before,
         "bytes_after": result.bytes_after,
         "verified": result.verified,
+        "verified_with": result.verified_with,
         "applied": applied,
         "changed": result.changed,
     }

@@ -18,6 +18,11 @@ INVALID_AFTER_STRIP = "invalid_after_strip"
 COMMENTS_REMAIN = "comments_remain"
 BYTES_CHANGED = "bytes_changed"
 
+# How a stripped text was verified: the data `yaml.safe_load_all` builds, or (when safe_load
+# cannot build it, e.g. an application tag like `!include`) the composed node trees.
+WITH_SAFE_LOAD = "safe_load_all"
+WITH_NODES = "compose_all"
+
 INPUT_ERRORS = frozenset({NOT_UTF8, BINARY, INVALID_YAML, TAB_BEFORE_COMMENT, UNREADABLE})
 
 
@@ -47,7 +52,8 @@ class StripResult:
     """What `analyze` found and produced for one input.
 
     `new_data` is the stripped file when `verified`, else the original bytes: a refused
-    file is never changed. `reason`/`message` explain a refusal or an input error;
+    file is never changed. A file without comments is verified trivially
+    (`verified_with` None). `reason`/`message` explain a refusal or an input error;
     `problem_line`/`problem_column` (1-based) locate it when known.
     """
 
@@ -60,6 +66,7 @@ class StripResult:
     message: str | None = None
     problem_line: int | None = None
     problem_column: int | None = None
+    verified_with: str | None = None  # WITH_SAFE_LOAD / WITH_NODES; None: nothing to strip
 
     @property
     def changed(self) -> bool:
