@@ -5,7 +5,7 @@ _labctl() {
   cmd=""; sub=""
   for ((i=1; i<COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --config|--format|--input|-f|-i) ((i++)) ;;
+      --config|--format|--input|--message|--topic|-f|-i|-m|-t) ((i++)) ;;
       -*) ;;
       *) if [[ -z $cmd ]]; then cmd="${COMP_WORDS[i]}"; elif [[ -z $sub ]]; then sub="${COMP_WORDS[i]}"; fi ;;
     esac
@@ -14,13 +14,18 @@ _labctl() {
     --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "auto jsonl json table" -- "$cur")); return ;;
     --input) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --message) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -f) COMPREPLY=($(compgen -W "auto jsonl json table" -- "$cur")); return ;;
     -i) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    -m) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    -t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "table schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "table log schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
     table) COMPREPLY=($(compgen -W "--input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
-    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help table schema config" -- "$cur")) ;;
+    log) COMPREPLY=($(compgen -W "--topic -t --message -m --input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
+    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help table log schema config" -- "$cur")) ;;
     config)
       case "$sub" in
         "") COMPREPLY=($(compgen -W "init path show --help" -- "$cur")) ;;

@@ -32,6 +32,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
         reads_records=True,
     ),
     CommandSpec(
+        "log",
+        "labctl.commands.log",
+        "Write a dated Markdown log entry from records or a message.",
+        reads_records=True,
+    ),
+    CommandSpec(
         "schema",
         "labctl.commands.schema",
         "Print the JSON Schema of a command's options and records.",

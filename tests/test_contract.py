@@ -24,6 +24,10 @@ CASES: dict[str, list[Case]] = {
     "table": [Case(["-f", "jsonl", "--summary"], 'oops\n{"kind":"x","a":1}\n')],
     "schema": [Case([]), Case(["table", "config"])],
     "config": [Case(["show", "--summary"]), Case(["path"]), Case(["init"])],
+    "log": [
+        Case(["-t", "sweep"], '{"kind":"job","verdict":"failed"}\nbad\n'),
+        Case(["-t", "note", "-m", "hello"]),
+    ],
 }
 
 
