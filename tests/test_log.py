@@ -34,12 +34,12 @@ def test_entries_are_dated_files_with_numbered_suffixes(tmp_path: Path) -> None:
     assert "- c1/7 sft: failed" in text and "c1/8" not in text.split("## Records")[0]
     second = run_labctl("log", "-t", "sweep", "-m", "second look", env=env)
     third = run_labctl("log", "-t", "sweep", "-m", "third look", env=env)
-    names = sorted(p.name for p in (tmp_path / "notes").iterdir())
-    assert names == [
+    names = {p.name for p in (tmp_path / "notes").iterdir()}
+    assert names == {
         path.name,
         path.name.replace(".md", "-2.md"),
         path.name.replace(".md", "-3.md"),
-    ]
+    }
     assert path.read_text() == text  # never appended to or overwritten
     assert "second look" in Path(second.records[-1]["path"]).read_text()
     assert third.code == 0
