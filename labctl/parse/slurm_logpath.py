@@ -21,6 +21,7 @@ pending array group, WorkDir of a relative path) gives None, never a guessed pat
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -214,9 +215,16 @@ _LONG_FLAGS = frozenset(
 )
 
 
+_SCRIPT_RE = re.compile(r"\.[A-Za-z0-9]+$")
+
+
 def submit_line_log_patterns(submit_line: str | None) -> tuple[str | None, str | None]:
     """(`-o`, `-e`) patterns from an `sbatch ...` SubmitLine (sacct), or None each.
-    Only options before the script count; `#SBATCH -o` lines are not visible here."""
+
+    Lossy by nature: only options before the script count, `#SBATCH -o` lines in the script
+    are not visible, and SLURM stores the line without the shell's quotes. Prefer a path
+    seen in squeue/scontrol while the job was live; this is the fallback after the purge.
+    """
     if not submit_line:
         return None, None
     try:
@@ -229,8 +237,15 @@ def submit_line_log_patterns(submit_line: str | None) -> tuple[str | None, str |
     i = 1
     while i < len(argv):
         tok = argv[i]
-        if tok == "--" or not tok.startswith("-") or tok == "-":
+        if tok in {"--", "-"}:
             break
+        if not tok.startswith("-"):
+            # SubmitLine joins argv with spaces and drops quotes, so `-J "a b"` arrives as
+            # two words: a bare word ends the options only if it looks like the script.
+            if "/" in tok or _SCRIPT_RE.search(tok):
+                break
+            i += 1
+            continue
         if tok.startswith("--"):
             name, eq, val = tok.partition("=")
             if not eq and name not in _LONG_FLAGS:

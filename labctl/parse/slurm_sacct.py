@@ -40,18 +40,24 @@ from labctl.parse.slurm_table import (
 )
 from labctl.parse.slurm_verdict import classify
 
+_FREE_TEXT_FIELDS = ("JobName", "SubmitLine", "WorkDir")
+
 
 def parse_sacct(
     text: str,
     fields: Sequence[str] = SACCT_FIELDS,
     delimiter: str = FIELD_DELIMITER,
     *,
+    free_text: str | None = None,
     trailing_delimiter: bool | None = None,
 ) -> list[dict[str, str]]:
-    """Raw sacct rows as `{field: cell}`; the overflow of a delimiter inside the job name
-    goes back into JobName wherever it sits (see `parse_delimited`)."""
+    """Raw sacct rows as `{field: cell}`. The overflow of a delimiter inside free text goes
+    back into `free_text`, by default the first of JobName, SubmitLine, WorkDir that was
+    asked for, wherever it sits (see `parse_delimited`)."""
+    if free_text is None:
+        free_text = next((f for f in _FREE_TEXT_FIELDS if f in fields), None)
     return parse_delimited(
-        text, fields, delimiter, free_text="JobName", trailing_delimiter=trailing_delimiter
+        text, fields, delimiter, free_text=free_text, trailing_delimiter=trailing_delimiter
     )
 
 

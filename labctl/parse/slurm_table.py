@@ -155,6 +155,8 @@ def settle_lifecycle(rec: JobRecord) -> None:
     before the job is over (sacct prints `0:0` while running). A REQUEUED record (an earlier
     attempt, `sacct -D`) keeps its start and end: they happened."""
     state = rec["state"]
+    if state is None:  # State not asked for: nothing to judge by
+        return
     if state in NOT_STARTED_STATES:
         rec["start_epoch"] = None
         rec["end_epoch"] = None
