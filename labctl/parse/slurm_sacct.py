@@ -266,9 +266,12 @@ def sacct_jobs(
     delimiter: str = FIELD_DELIMITER,
     *,
     tz: tzinfo = UTC,
+    trailing_delimiter: bool = False,
 ) -> list[JobRecord]:
-    """sacct output -> one summarised record per allocation row, in sacct's order."""
-    rows = parse_sacct(text, fields, delimiter)
+    """sacct output -> one summarised record per allocation row, in sacct's order.
+    `--parsable2` output (what `sacct_argv` asks for) has no trailing delimiter, so a job
+    name that ends with the delimiter stays intact; pass True for `--parsable`."""
+    rows = parse_sacct(text, fields, delimiter, trailing_delimiter=trailing_delimiter)
     return [summarise_sacct_job(g) for g in group_sacct(normalise_sacct_row(r, tz) for r in rows)]
 
 
