@@ -1,0 +1,323 @@
+"""Recognisers for progress lines in training logs: one small function per format.
+
+Every recogniser takes one log line as bytes (already split on `\\r` and `\\n`) and returns a
+`Hit` or None. They are pure and cheap: a substring pre-check guards each regex, so the
+scanner can offer them every line. Formats:
+
+- tqdm bars (HF Trainer and anything else): `  12%|█▏        | 60/500 [00:30<03:40,  2.0it/s]`
+- PyTorch Lightning: `Epoch 3:  45%|████▌     | 450/1000 [00:45<00:55, 10.0it/s, v_num=1]`
+- HF Trainer metric dicts: `{'loss': 0.69, 'grad_norm': 1.2, 'learning_rate': 5e-06, 'epoch': 0.24}`
+- Levanter (tqdm-loggable): `Progress on:train 1.18kit/5.00kit rate:1.2it/s … postfix:loss=2.31`
+- verl console: `step:123 - actor/entropy:0.412 - actor/grad_norm:0.153 - actor/ppo_kl:0.002`
+- a user regex with a named group `step` (and optional `total`).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+SI = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
+_NUM = rb"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf)"
+_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+_TQDM = re.compile(
+    rb"(?:(?P<pct>\d{1,3})%\|[^|]*\|\s*)?(?P<n>\d+(?:\.\d+)?)(?P<ns>[kMGTP]?)"
+    rb"(?:/(?P<t>\d+(?:\.\d+)?)(?P<ts>[kMGTP]?)|(?P<unit>[A-Za-z]+))"
+    rb"\s*\[(?P<el>[\d:]+)(?:<[\d:?]+)?(?:,\s*(?P<rate>[^,\]]*))?(?:,\s*(?P<post>[^\]]*))?\]"
+)
+_LEVANTER = re.compile(
+    rb"Progress on:(?P<desc>.*?) ?(?P<n>-|\d+(?:\.\d+)?)(?P<ns>[kMGTP]?)[A-Za-z]*/"
+    rb"(?P<t>-|None|\d+(?:\.\d+)?)(?P<ts>[kMGTP]?)[A-Za-z]* rate:.*?(?:postfix:(?P<post>.*))?$"
+)
+_VERL = re.compile(rb"(?:^|[\s)\]])step:(?P<step>\d+) - (?P<rest>.*)$")
+_DICT_PAIR = re.compile(
+    rb"'(?P<k>[^'\\]{1,200})':\s*(?:np\.float\d*\(|tensor\(|np\.int\d*\()?(?P<v>" + _NUM + rb")"
+)
+_POSTFIX_PAIR = re.compile(rb"(?P<k>[\w./@-]{1,200})=(?P<v>" + _NUM + rb")(?=,|\s|$)")
+_EPOCH_DESC = re.compile(r"^Epoch (\d+)(?:/\d+)?$")
+_CHECKPOINT = re.compile(
+    rb"(?i)sav(?:ing|ed) (?:model )?checkpoint|checkpoint saved|saving model to"
+    rb"|local_global_step_folder|saving checkpoint"
+)
+_LIGHTNING_DONE = b"`Trainer.fit` stopped"
+DICT_MAX = 16384
+MAX_METRICS = 64
+
+# A bar whose description contains one of these is not training progress.
+# fmt: off
+_NOISE = (
+    "map", "filter", "load", "download", "generating", "tokeniz", "fetching", "processed prompts",
+    "adding requests", "capturing", "saving", "upload", "resolving", "shard", "extract", "preproc",
+    "compil", "computing", "writing", "reading", "rendering", "sampling", "creating",
+)
+_EVAL = ("eval", "valid", "test", "predict", "inference")
+# fmt: on
+
+# Log keys -> short names for the status table. verl names from volcengine/verl:
+# verl/trainer/ppo/ray_trainer.py (actor/entropy), verl/workers/actor/dp_actor.py
+# (actor/grad_norm, actor/ppo_kl, actor/pg_clipfrac, actor/kl_loss) and
+# verl/trainer/ppo/rollout_corr_helper.py (rollout_corr/*, "mismatch/*" in older releases).
+# fmt: off
+ALIASES: dict[str, str] = {
+    "loss": "loss", "train_loss": "loss", "train/loss": "loss",
+    "learning_rate": "lr", "lr": "lr", "actor/lr": "lr", "train/learning_rate": "lr",
+    "grad_norm": "grad_norm", "actor/grad_norm": "grad_norm", "train/grad_norm": "grad_norm",
+    "entropy": "entropy", "actor/entropy": "entropy", "objective/entropy": "entropy",
+    "actor/ppo_kl": "kl", "kl": "kl", "objective/kl": "kl",
+    "actor/kl_loss": "kl_ref",
+    "actor/pg_clipfrac": "clipfrac",
+    "actor/pg_loss": "pg_loss",
+    "rollout_corr/kl": "rollout_kl", "mismatch/kl": "rollout_kl",
+    "rollout_corr/k3_kl": "rollout_k3_kl", "mismatch/k3_kl": "rollout_k3_kl",
+    "rollout_corr/log_ppl_diff": "is_log_ratio", "mismatch/log_ppl_diff": "is_log_ratio",
+    "rollout_corr/rollout_is_mean": "is_mean", "mismatch/rollout_is_mean": "is_mean",
+    "training/rollout_probs_diff_mean": "probs_diff",
+    "critic/score/mean": "reward", "critic/rewards/mean": "reward", "reward": "reward",
+    "eval_loss": "eval_loss", "epoch": "epoch",
+}
+# fmt: on
+
+
+@dataclass(slots=True)
+class Hit:
+    """One recognised line. `slot` groups hits so the scanner keeps the newest per slot."""
+
+    # tqdm | levanter | levanter_eval | verl | hf_dict | hf_eval | hf_done | regex | checkpoint
+    # | done
+    slot: str
+    value: float | None = None
+    total: float | None = None
+    counter: str = "step"
+    phase: str | None = None  # train | eval | startup | checkpoint | finished
+    bar: str | None = None  # identity of a tqdm bar: "<desc with digits as #>|<total>"
+    role: str | None = None  # for bars: train | eval | noise
+    nested: bool = False  # bar drawn below another bar (tqdm moves the cursor up: ESC[A)
+    lightning: bool = False
+    metrics: dict[str, float] | None = None
+    finished: bool = False
+
+
+def si_number(num: bytes | str, suffix: bytes | str = "") -> float:
+    """`1.18`, `k` -> 1180 (tqdm's format_sizeof, divisor 1000); integral results become int."""
+    s = suffix.decode() if isinstance(suffix, bytes) else suffix
+    value = round(float(num) * SI.get(s, 1), 6)
+    return int(value) if value.is_integer() else value
+
+
+def _num(raw: bytes) -> float:
+    return float(raw)  # float() accepts nan/inf spellings
+
+
+def canonical(raw: Mapping[str, float]) -> dict[str, float]:
+    """Short names for known keys. HF's end-of-training summary (`train_runtime`, an average
+    `train_loss`) does not overwrite the latest loss."""
+    skip = ("train_loss",) if "train_runtime" in raw else ()
+    return {ALIASES[k]: v for k, v in raw.items() if k in ALIASES and k not in skip}
+
+
+def _postfix(post: bytes | None) -> dict[str, float]:
+    if not post:
+        return {}
+    out = {m["k"].decode(): _num(m["v"]) for m in _POSTFIX_PAIR.finditer(post)}
+    out.pop("v_num", None)
+    return out
+
+
+def _role(desc: str) -> str:
+    low = desc.lower()
+    if low.startswith("sanity"):
+        return "noise"
+    if any(word in low for word in _EVAL):
+        return "eval"
+    if any(word in low for word in _NOISE):
+        return "noise"
+    return "train"
+
+
+def parse_tqdm(line: bytes) -> Hit | None:
+    """A tqdm frame (HF Trainer, Lightning, verl's "Training Progress", any other bar)."""
+    nested = False
+    if b"\x1b" in line:
+        nested = b"\x1b[A" in line
+        line = _ANSI.sub(b"", line)
+    m = _TQDM.search(line)
+    if m is None or (m["t"] is None and m["pct"] is not None):
+        return None
+    desc = line[: m.start()].decode("utf-8", "replace").strip().rstrip(":").strip()
+    n = si_number(m["n"], m["ns"])
+    total = si_number(m["t"], m["ts"]) if m["t"] is not None else None
+    post = _postfix(m["post"])
+    role = _role(desc) if desc else "train"
+    if nested and role == "train":
+        role = "eval"  # HF Trainer's prediction bar sits below the training bar
+    epoch = _EPOCH_DESC.match(desc)
+    hit = Hit("tqdm", value=n, total=total, role=role, nested=nested, metrics=post or None)
+    hit.bar = re.sub(r"\d+", "#", desc) + "|" + ("" if epoch else str(total))
+    if epoch is not None:
+        hit.lightning = True
+        if "global_step" in post or "step" in post:
+            hit.value = int(post.get("global_step", post.get("step", 0)))
+        elif total:
+            hit.counter = "epoch_step"
+            hit.value = int(epoch.group(1)) * int(total) + int(n)
+        else:
+            hit.counter = "epoch_step"
+    elif total is not None and role == "train" and n >= total > 0:
+        hit.finished = True
+    hit.phase = {"train": "train", "eval": "eval"}.get(role, "startup")
+    return hit
+
+
+def parse_levanter(line: bytes) -> Hit | None:
+    m = _LEVANTER.search(line)
+    if m is None or (m["n"] == b"-" and m["t"] in (b"-", b"None")):
+        return None
+    desc = m["desc"].decode("utf-8", "replace").strip()
+    n = 0 if m["n"] == b"-" else si_number(m["n"], m["ns"])
+    total = None if m["t"] in (b"-", b"None") else si_number(m["t"], m["ts"])
+    is_eval = _role(desc) == "eval"
+    hit = Hit("levanter_eval" if is_eval else "levanter", value=n, total=total)
+    hit.phase = "eval" if is_eval else "train"
+    hit.metrics = _postfix(m["post"]) or None
+    hit.finished = not is_eval and total is not None and n >= total > 0
+    return hit
+
+
+def parse_verl(line: bytes) -> Hit | None:
+    m = _VERL.search(line)
+    if m is None:
+        return None
+    metrics: dict[str, float] = {}
+    for part in m["rest"].split(b" - "):
+        key, sep, val = part.strip().rpartition(b":")
+        if not sep or not key:
+            continue
+        try:
+            metrics[key.decode("utf-8", "replace")] = _num(val)
+        except ValueError:
+            continue
+        if len(metrics) >= 4 * MAX_METRICS:
+            break
+    if not metrics:
+        return None
+    return Hit("verl", value=int(m["step"]), phase="train", metrics=metrics)
+
+
+def _literal_dict(text: str) -> dict[str, float] | None:
+    try:
+        obj = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if not isinstance(obj, dict) or not obj:
+        return None
+    out: dict[str, float] = {}
+    for k, v in obj.items():
+        if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, int | float):
+            return None  # a config dump or anything else that is not a metrics line
+        out[k] = v
+    return out
+
+
+def parse_hf_dict(line: bytes) -> Hit | None:
+    """HF Trainer's `str(logs)`: a Python dict repr of str -> number (no step; epoch rises)."""
+    start, end = line.find(b"{'"), line.rfind(b"}")
+    if start < 0 or end < start or end - start > DICT_MAX or line[end + 1 :].strip():
+        return None
+    body = line[start : end + 1]
+    metrics = _literal_dict(body.decode("utf-8", "replace"))
+    if metrics is None:  # nan/inf/tensor(...) reprs: fall back to the key/number pairs
+        pairs = list(_DICT_PAIR.finditer(body))
+        if not pairs or body.count(b"':") != len(pairs):
+            return None
+        metrics = {p["k"].decode("utf-8", "replace"): _num(p["v"]) for p in pairs}
+    keys = metrics.keys()
+    if any(k.startswith(("eval_", "test_", "predict_")) for k in keys):
+        hit = Hit("hf_eval", phase="eval", metrics=metrics)
+    elif "train_runtime" in keys:
+        hit = Hit("hf_done", phase="finished", metrics=metrics, finished=True)
+    else:
+        hit = Hit("hf_dict", phase="train", metrics=metrics)
+    if "epoch" in metrics and math.isfinite(metrics["epoch"]):
+        hit.value, hit.counter = metrics["epoch"], "epoch"
+    return hit
+
+
+def parse_custom(line: bytes, pattern: re.Pattern[bytes], counter: str) -> Hit | None:
+    m = pattern.search(line)
+    if m is None:
+        return None
+    groups = m.groupdict()
+    try:
+        value = si_number(*_split_si(groups["step"]))
+        total_raw = groups.get("total")
+        total = si_number(*_split_si(total_raw)) if total_raw else None
+    except (ValueError, TypeError):
+        return None
+    return Hit("regex", value=value, total=total, counter=counter, phase="train")
+
+
+def _split_si(raw: bytes) -> tuple[bytes, bytes]:
+    raw = raw.strip().replace(b",", b"")
+    if raw[-1:] in (b"k", b"M", b"G", b"T", b"P"):
+        return raw[:-1], raw[-1:]
+    return raw, b""
+
+
+def quick_key(line: bytes) -> tuple[bytes, ...] | None:
+    """A cheap key for lines of which only the newest matters (one tqdm bar, one dict kind).
+
+    The scanner reads lines newest first and skips a line whose key it has already satisfied,
+    which keeps a full scan of a 4 MiB chunk of tqdm frames cheap.
+    """
+    i = line.find(b"%|")
+    if i >= 0:
+        j = line.find(b"|", i + 2)
+        k = line.find(b" [", j)
+        if j > 0 and k > 0:
+            total = line[j + 1 : k].rpartition(b"/")[2]
+            nested = b"n" if b"\x1b[A" in line else b""
+            return (b"bar", line[:i].rstrip(b"0123456789 "), total, nested)
+        return None
+    if b"{'" in line:
+        if b"'train_runtime'" in line:
+            return (b"dict", b"done")
+        return (b"dict", b"eval" if b"'eval_" in line or b"'test_" in line else b"")
+    if b"step:" in line and b" - " in line:
+        return (b"verl",)
+    return None
+
+
+def classify(
+    line: bytes, custom: re.Pattern[bytes] | None = None, counter: str = "step"
+) -> Hit | None:
+    """The first recogniser that accepts `line`, cheapest pre-checks first."""
+    if custom is not None:
+        hit = parse_custom(line, custom, counter)
+        if hit is not None:
+            return hit
+    if b"%|" in line or b"it [" in line or b"/s]" in line:
+        hit = parse_tqdm(line)
+        if hit is not None:
+            return hit
+    if b"Progress on:" in line:
+        return parse_levanter(line)
+    if b"step:" in line and b" - " in line:
+        hit = parse_verl(line)
+        if hit is not None:
+            return hit
+    if b"{'" in line:
+        hit = parse_hf_dict(line)
+        if hit is not None:
+            return hit
+    if _LIGHTNING_DONE in line:
+        return Hit("done", phase="finished", finished=True)
+    if (
+        (b"heckpoint" in line or b"aving model" in line or b"step_folder" in line)
+        and len(line) < 4096
+        and _CHECKPOINT.search(line)
+    ):
+        return Hit("checkpoint", phase="checkpoint")
+    return None

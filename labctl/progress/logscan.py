@@ -1,0 +1,263 @@
+"""Bounded incremental reading of a training log and the progress it shows.
+
+The I/O is kept apart from the parsing so the same code serves a local file and bytes fetched
+from a cluster:
+
+    plan = plan_read(state, size)              # which byte range to fetch (first sight: a tail)
+    data = <bytes plan.start .. plan.start+plan.length>   # plan.shell(path) for `tail | head`
+    result = scan_chunk(data, state, start=plan.start, size=size)
+    store(result.state.to_dict())              # JSON; give it back as `state` next poll
+
+`scan_file(path, state)` does the three steps locally. Lines are split on both `\\r` and `\\n`
+(tqdm redraws with `\\r` only). An unterminated last line is parsed (it is tqdm's newest frame)
+and carried into the next chunk, so a chunk boundary inside a line loses nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from labctl.progress.formats import MAX_METRICS, Hit, canonical, classify, quick_key
+from labctl.progress.logstate import (
+    DEFAULT_CONFIG,
+    ReadPlan,
+    ScanConfig,
+    ScanResult,
+    ScanState,
+    plan_read,
+)
+from labctl.progress.markers import TRACEBACK, Marker, find_markers, traceback_marker
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "ReadPlan",
+    "ScanConfig",
+    "ScanResult",
+    "ScanState",
+    "plan_read",
+    "scan_chunk",
+    "scan_file",
+]
+# When several formats show up in one log, the counter comes from the first one present.
+PRIORITY = ("regex", "verl", "tqdm", "levanter", "hf_dict")
+COUNTER_SLOTS = frozenset(PRIORITY)
+SOURCE = {
+    "regex": "log:regex",
+    "verl": "log:verl",
+    "levanter": "log:levanter",
+    "hf_dict": "log:hf_dict",
+}
+
+
+def scan_file(
+    path: str | os.PathLike[str],
+    state: ScanState | None = None,
+    config: ScanConfig = DEFAULT_CONFIG,
+) -> ScanResult:
+    """Read the new bytes of a local log (bounded by the config) and scan them."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        plan = plan_read(state, size, config)
+        fh.seek(plan.start)
+        data = fh.read(plan.length)
+    return scan_chunk(data, state, start=plan.start, size=size, config=config)
+
+
+def _reverse_lines(buf: bytes) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) from the last line back to the first; O(len(buf)) in total."""
+    pos = len(buf)
+    nl, cr = buf.rfind(b"\n", 0, pos), buf.rfind(b"\r", 0, pos)
+    while pos > 0:
+        cut = max(nl, cr)
+        if pos - cut > 1:
+            yield cut + 1, buf[cut + 1 : pos]
+        if cut < 0:
+            return
+        pos = cut
+        if nl == cut:
+            nl = buf.rfind(b"\n", 0, pos)
+        if cr == cut:
+            cr = buf.rfind(b"\r", 0, pos)
+
+
+def _bar_rank(hit: Hit) -> list[float]:
+    return [0.0 if hit.nested else 1.0, 1.0 if hit.lightning else 0.0, float(hit.total or 0)]
+
+
+def _resolve_bar(st: ScanState, bars: dict[str, tuple[Hit, int]]) -> tuple[Hit, int] | None:
+    """The training bar: the known one, unless a better-ranked candidate shows up."""
+    candidates = [hp for hp in bars.values() if hp[0].role == "train"]
+    if not candidates:
+        return None
+    best = max(candidates, key=lambda hp: _bar_rank(hp[0]))
+    if st.bar is not None and best[0].bar != st.bar and _bar_rank(best[0]) <= st.bar_rank:
+        return bars.get(st.bar)  # the bar in use still ranks at least as high
+    st.bar, st.bar_rank = best[0].bar, _bar_rank(best[0])
+    return best
+
+
+def _prepare(
+    data: bytes, state: ScanState | None, start: int, size: int
+) -> tuple[ScanState, bytes, int, int, bool]:
+    """Normalise the chunk against the state: (state, data, start, skipped, reset)."""
+    st = ScanState.from_dict(state.to_dict()) if state is not None else ScanState()
+    reset = False
+    if state is not None and size < state.offset:
+        st, reset = ScanState(resets=state.resets + 1), True
+    skipped = 0
+    if start < st.offset:  # overlap with bytes already consumed
+        cut = min(st.offset - start, len(data))
+        data, start = data[cut:], start + cut
+    if start > st.offset:  # a first-sight tail, or the cap made us jump over old bytes
+        skipped = start - st.offset if st.offset else 0
+        st.carry, st.midline = "", True
+    return st, data, start, skipped, reset
+
+
+def scan_chunk(
+    data: bytes,
+    state: ScanState | None = None,
+    *,
+    start: int | None = None,
+    size: int | None = None,
+    config: ScanConfig = DEFAULT_CONFIG,
+) -> ScanResult:
+    """Scan `data`, the file's bytes from offset `start` (default: where `state` stopped).
+
+    `size` is the file size seen when the bytes were fetched; a size below the stored offset
+    means the log was truncated or rewritten (a requeue), and the state starts afresh. The
+    input state is not modified; the new one is `result.state`.
+    """
+    begin = (state.offset if state is not None else 0) if start is None else start
+    end = begin + len(data)
+    size = max(size if size is not None else end, end)
+    st, data, begin, skipped, reset = _prepare(data, state, begin, size)
+    if not data and not reset and state is not None:
+        st.size = size
+        return _result(st, [], 0, skipped, reset, seen=False)
+    buf = st.carry.encode("latin-1") + data
+    if st.midline:  # drop the head-less line fragment
+        first = [i for i in (buf.find(b"\n"), buf.find(b"\r")) if i >= 0]
+        cut = min(first) if first else -1
+        buf = buf[cut + 1 :] if cut >= 0 else b""
+        st.midline = cut < 0
+    base = end - len(buf)  # file offset of buf[0]
+    complete = max(buf.rfind(b"\n"), buf.rfind(b"\r")) + 1
+    tail = buf[complete:]
+    if len(tail) > config.carry_cap:
+        st.carry, st.midline = "", True
+    else:
+        st.carry = tail.decode("latin-1")
+    st.offset, st.size = end, size
+
+    bars: dict[str, tuple[Hit, int]] = {}
+    newest: dict[str, tuple[Hit, int]] = {}
+    done_keys: set[tuple[bytes, ...]] = set()
+    first_phase: tuple[Hit, int] | None = None
+    tb_pos: int | None = None
+    progress_seen = False
+    custom = config.regex
+    for pos, line in _reverse_lines(buf):
+        if tb_pos is None and not progress_seen and TRACEBACK in line and pos < complete:
+            tb_pos = pos
+        key = None if custom is not None else quick_key(line)
+        if key is not None and key in done_keys:
+            continue  # an older frame of a bar (or dict kind) already read
+        hit = classify(line, custom, config.regex_counter)
+        if hit is None:
+            continue
+        if key is not None:
+            done_keys.add(key)
+        if first_phase is None and hit.phase and (hit.role != "noise" or st.value is None):
+            first_phase = (hit, pos)
+        if hit.bar is not None:
+            bars.setdefault(hit.bar, (hit, pos))
+            progress_seen = progress_seen or hit.role == "train"
+        else:
+            newest.setdefault(hit.slot, (hit, pos))
+            progress_seen = progress_seen or hit.slot in COUNTER_SLOTS
+
+    train_bar = _resolve_bar(st, bars)
+    if train_bar is not None:
+        newest["tqdm"] = train_bar
+    st.slots = sorted(set(st.slots) | {k for k in newest if k not in ("checkpoint", "done")})
+    progress_pos = max((p for k, (_, p) in newest.items() if k in COUNTER_SLOTS), default=-1)
+    seen = _update_counter(st, newest)
+    _update_metrics(st, newest)
+    _update_phase(st, first_phase, train_bar, newest, seen)
+
+    markers = find_markers(buf[:complete], base, config.max_markers)
+    if tb_pos is not None:
+        markers.append(traceback_marker(buf, tb_pos, base))
+    for mk in markers:
+        mk.final = mk.offset > base + progress_pos
+    return _result(st, markers, len(data), skipped, reset, seen=seen)
+
+
+def _result(
+    st: ScanState, markers: list[Marker], nbytes: int, skipped: int, reset: bool, *, seen: bool
+) -> ScanResult:
+    source = None
+    if st.slot == "tqdm":
+        lightning = st.counter == "epoch_step" or (st.bar or "").startswith("Epoch")
+        source = "log:lightning" if lightning else "log:tqdm"
+    elif st.slot is not None:
+        source = SOURCE[st.slot]
+    key = f"{source}:{st.counter}:{st.bar if st.slot == 'tqdm' else ''}" if source else None
+    return ScanResult(
+        st.counter, st.value, st.total, source, key, st.phase, st.finished, seen,
+        dict(st.metrics), dict(st.metrics_raw), markers, st.offset, st.size, nbytes,
+        skipped, reset, st,
+    )  # fmt: skip
+
+
+def _update_counter(st: ScanState, newest: dict[str, tuple[Hit, int]]) -> bool:
+    present = [s for s in PRIORITY if s in newest and newest[s][0].value is not None]
+    if not present:
+        return False
+    best = present[0]
+    if st.slot in PRIORITY and PRIORITY.index(st.slot) < PRIORITY.index(best):
+        return False  # the format in use outranks everything in this chunk and is absent
+    hit = newest[best][0]
+    st.slot, st.counter, st.value = best, hit.counter, hit.value
+    st.total = hit.total if hit.total is not None else (st.total if best == "tqdm" else None)
+    return True
+
+
+def _update_metrics(st: ScanState, newest: dict[str, tuple[Hit, int]]) -> None:
+    for hit, _ in sorted(newest.values(), key=lambda hp: hp[1]):
+        if hit.metrics:
+            st.metrics.update(canonical(hit.metrics))
+            st.metrics_raw.update(hit.metrics)
+    if len(st.metrics_raw) > MAX_METRICS:
+        st.metrics_raw = dict(list(st.metrics_raw.items())[-MAX_METRICS:])
+
+
+def _update_phase(
+    st: ScanState,
+    first: tuple[Hit, int] | None,
+    train_bar: tuple[Hit, int] | None,
+    newest: dict[str, tuple[Hit, int]],
+    seen: bool,
+) -> None:
+    if first is not None:
+        hit = first[0]
+        phase = hit.phase
+        if (
+            hit.bar is not None
+            and hit.role == "train"
+            and train_bar
+            and hit.bar != train_bar[0].bar
+        ):
+            phase = "eval"  # a smaller bar beside the training bar
+        st.phase = phase
+    done = [h for h, _ in newest.values() if h.finished]
+    if train_bar is not None and train_bar[0].finished:
+        done.append(train_bar[0])
+    if done and not st.finished:
+        st.finished, st.finished_value = True, st.value
+    elif st.finished and seen and st.finished_value is not None and st.value != st.finished_value:
+        st.finished, st.finished_value = False, None  # trained on (or restarted) after the end
+    if st.finished and st.phase == "train":
+        st.phase = "finished"
