@@ -69,6 +69,8 @@ class JobId:
 def parse_job_id(text: str) -> JobId:
     """Split a job id as sacct/squeue print it into its parts. Raises SlurmValueError."""
     t = text.strip()
+    if t.isdigit():  # fast path: most rows are plain jobs
+        return JobId(text=t, job_id=int(t))
     m = _JOB_ID_RE.fullmatch(t)
     if m is None:
         raise SlurmValueError(f"not a SLURM job id: {text!r}")

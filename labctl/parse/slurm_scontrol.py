@@ -242,6 +242,14 @@ _KEY_RE = re.compile(r"(?:^| )([A-Za-z][A-Za-z0-9_/:]*)=")
 _PATH_KEYS = frozenset({"WorkDir", "StdErr", "StdIn", "StdOut"})
 
 
+def _known_before(keys: list[str], i: int) -> str | None:
+    """The nearest known key before token i (unknown `a=b` tokens are someone's text)."""
+    for j in range(i - 1, -1, -1):
+        if keys[j] in SCONTROL_JOB_KEYS:
+            return keys[j]
+    return None
+
+
 def _real_occurrences(keys: list[str], values: list[str]) -> set[int]:
     """Token indexes of the real occurrence of each key that appears more than once.
 
@@ -274,7 +282,7 @@ def _real_occurrences(keys: list[str], values: list[str]) -> set[int]:
         rooted = [p for p in window if values[p].startswith("/")]
         if key in _PATH_KEYS and rooted:
             real.add(rooted[0])
-        elif window[0] > 0 and keys[window[0] - 1] not in FREE_TEXT_KEYS:
+        elif (prev := _known_before(keys, window[0])) is not None and (prev not in FREE_TEXT_KEYS):
             real.add(window[0])
         else:
             real.add(window[-1])

@@ -167,7 +167,9 @@ def classify(
             return "cancelled", "user_cancel" if cancelled_by == owner_uid else "admin_cancel"
         return "cancelled", "cancelled"
     if state == "FAILED":
-        if "oom" in marks or (signal == 9 and batch_state == "CANCELLED"):
+        if "oom" in marks:
+            return "out_of_memory", "oom"
+        if signal == 9 and batch_state == "CANCELLED":
             return "out_of_memory", "memory_limit"
         if signal:
             return "failed", "signal"
