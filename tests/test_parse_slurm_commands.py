@@ -349,3 +349,12 @@ def test_step_rows_without_their_allocation_say_unknown() -> None:
     fields = ("JobID", "State", "ExitCode", "JobName")
     (job,) = sacct_jobs("12.batch|FAILED|1:0|batch\n", fields, "|")
     assert (job["job_id"], job["verdict"], job["steps"]) == ("12", "unknown", [])
+
+
+def test_latest_attempts_keeps_array_group_apart_from_task_with_same_raw_id() -> None:
+    fields = ("JobID", "JobIDRaw", "State", "Submit", "JobName")
+    text = "7_[3%1]|7|PENDING|1796063078|s\n7_3|7|COMPLETED|1796063078|s\n"
+    from labctl.parse.slurm import latest_attempts
+
+    got = {j["job_id"]: j["attempts"] for j in latest_attempts(sacct_jobs(text, fields, "|"))}
+    assert got == {"7_[3%1]": 1, "7_3": 1}

@@ -276,20 +276,17 @@ def sacct_jobs(
 
 
 def latest_attempts(jobs: Iterable[JobRecord]) -> list[JobRecord]:
-    """Keep the newest record per raw job id (greatest submit; later wins ties) and count
-    the records seen as `attempts`: with `sacct -D`, a requeued job's REQUEUED/NODE_FAIL
-    attempt and its new PENDING record become one record with `attempts: 2`."""
-    best: dict[object, JobRecord] = {}
-    counts: dict[object, int] = {}
+    """Keep the newest record per job (raw id + displayed id; greatest submit, later wins
+    ties) and count the records seen as `attempts`: with `sacct -D`, a requeued job's
+    REQUEUED/NODE_FAIL attempt and its new PENDING record become one record with
+    `attempts: 2`. The displayed id is part of the key because a pending array group
+    (`7_[3%1]`) and the task that later runs (`7_3`) share raw id 7."""
+    best: dict[tuple[Any, Any], JobRecord] = {}
+    counts: dict[tuple[Any, Any], int] = {}
     for rec in jobs:
-        key = rec["job_id_raw"] if rec["job_id_raw"] is not None else rec["job_id"]
+        key = (rec["job_id_raw"], rec["job_id"])
         counts[key] = counts.get(key, 0) + 1
         cur = best.get(key)
         if cur is None or (rec["submit_epoch"] or 0) >= (cur["submit_epoch"] or 0):
             best[key] = rec
-    out = []
-    for key, rec in best.items():
-        rec = dict(rec)
-        rec["attempts"] = counts[key]
-        out.append(rec)
-    return out
+    return [dict(rec, attempts=counts[key]) for key, rec in best.items()]
