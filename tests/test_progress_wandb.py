@@ -129,7 +129,7 @@ def _last_history_offset(data: bytes) -> int:
             continue
         _, length, kind = struct.unpack_from("<IHB", data, pos)
         if kind == 1:
-            rec = pb.Record.FromString(data[pos + 7 : pos + 7 + length])
+            rec = getattr(pb, "Record").FromString(data[pos + 7 : pos + 7 + length])
             if rec.WhichOneof("record_type") == "history":
                 last = pos
         pos += 7 + length

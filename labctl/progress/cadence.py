@@ -1,0 +1,297 @@
+"""Is a RUNNING job moving? The verdict from the stored state and one new observation.
+
+Pure decision logic: time comes in with the observation (seconds since the epoch, the
+poller's clock), nothing is read or written here. The rules:
+
+- `running-unverified` on first sighting, when no counter is readable, when the counter
+  changes identity or goes back (a restart), and inside the startup grace (default 45 min
+  after the job's start, re-armed by a requeue) — never guessed as progressing or stalled.
+- `running-progressing` when the counter rose since the last poll, or its last rise is within
+  the allowance. A first poll beyond the allowance only sets `stall_suspect`.
+- `running-stalled` after `misses_to_stall` (2) consecutive polls with no rise for longer
+  than the allowance = max(2 poll intervals, 3 x p90 of the job's own inter-advance
+  intervals, floor 45 min) + a phase allowance (checkpoint save, eval), or a per-job override.
+- A hard death marker (slurmstepd kill line; a final oom-kill or NCCL watchdog timeout)
+  overrides with a terminal verdict: timeout / preempted / cancelled / failed. A soft one (a
+  final traceback, CUDA OOM/error, srun task exit) becomes `failed` when the next poll shows
+  no growth since.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+PROGRESSING = "running-progressing"
+STALLED = "running-stalled"
+UNVERIFIED = "running-unverified"
+_TERMINAL = {
+    "timelimit": "timeout",
+    "preempt": "preempted",
+    "node_fail": "preempted",
+    "requeue": "preempted",
+    "user_cancel": "cancelled",
+    "oom": "failed",
+    "nccl_timeout": "failed",
+    "user_code": "failed",
+}
+
+
+@dataclass(frozen=True)
+class CadenceConfig:
+    poll_interval_s: float = 1800.0
+    startup_grace_s: float = 2700.0
+    floor_s: float = 2700.0
+    p90_factor: float = 3.0
+    checkpoint_allowance_s: float = 1800.0
+    eval_allowance_s: float = 1800.0
+    finished_grace_s: float = 1800.0  # training said "done" but the job still runs (saving)
+    misses_to_stall: int = 2
+    allowance_s: float | None = None  # per-job override of the computed base allowance
+    max_intervals: int = 32
+    ewma_alpha: float = 0.3
+
+    def for_job(self, overrides: Mapping[str, Any] | None) -> CadenceConfig:
+        """This config with a job's overrides (config keys, seconds); unknown keys raise."""
+        if not overrides:
+            return self
+        names = {f.name for f in fields(self)}
+        bad = sorted(set(overrides) - names)
+        if bad:
+            raise ValueError(f"unknown cadence setting(s): {', '.join(bad)}")
+        for key, value in overrides.items():
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or value < 0
+            ):
+                raise ValueError(f"cadence setting {key} must be a non-negative number")
+        return replace(self, **dict(overrides))
+
+
+@dataclass
+class CadenceState:
+    counter_key: str | None = None
+    value: float | None = None
+    changed_at: float | None = None  # when the counter last rose (or was first seen)
+    last_poll_at: float | None = None
+    first_seen_at: float | None = None
+    grace_from: float | None = None  # start of the current startup grace
+    job_start: float | None = None
+    attempt: str | None = None  # requeue signature (Start / Restarts / SLUID) seen last
+    intervals: list[float] = field(default_factory=list)  # between observed rises, seconds
+    ewma_s: float | None = None
+    misses: int = 0  # consecutive polls with no rise beyond the allowance
+    finished_at: float | None = None
+    suspect: dict[str, Any] | None = None  # a soft death marker awaiting "no growth since"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CadenceState:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass
+class Observation:
+    now: float
+    value: float | None = None  # None: no counter readable this poll
+    counter_key: str | None = None  # identity of the counter (ScanResult.counter_key)
+    total: float | None = None
+    phase: str | None = None  # train | eval | checkpoint | startup | finished
+    finished: bool = False
+    markers: Sequence[Any] = ()  # Marker objects or their dicts
+    job_start: float | None = None
+    attempt: str | None = None
+    new_bytes: int | None = None  # log growth since the last poll; None if unknown
+
+
+@dataclass
+class Decision:
+    verdict: str
+    cause: str | None
+    state: CadenceState
+    evidence: list[str]
+    progress: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("state")
+        return out
+
+
+def p90(values: Sequence[float]) -> float | None:
+    """Nearest-rank 90th percentile."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)]
+
+
+def allowance(state: CadenceState, phase: str | None, config: CadenceConfig) -> float:
+    if config.allowance_s is not None:
+        base = config.allowance_s
+    else:
+        learned = config.p90_factor * (p90(state.intervals) or 0.0)
+        base = max(2 * config.poll_interval_s, learned, config.floor_s)
+    if phase == "checkpoint":
+        base += config.checkpoint_allowance_s
+    elif phase == "eval":
+        base += config.eval_allowance_s
+    return base
+
+
+def _fmt(seconds: float) -> str:
+    minutes = seconds / 60
+    return f"{minutes / 60:.1f} h" if minutes >= 120 else f"{minutes:.0f} min"
+
+
+def _marker(m: Any) -> dict[str, Any]:
+    return dict(m) if isinstance(m, Mapping) else m.to_dict()
+
+
+def _terminal(markers: list[dict[str, Any]], requeued: bool) -> dict[str, Any] | None:
+    for m in reversed(markers):
+        if m.get("severity") != "hard":
+            continue
+        if m.get("kind") == "slurm_cancel" and not requeued:
+            return m  # the job goes whatever it prints during the kill wait
+        if m.get("kind") != "slurm_cancel" and m.get("final"):
+            return m
+    return None
+
+
+def decide(
+    prev: CadenceState | None, obs: Observation, config: CadenceConfig | None = None
+) -> Decision:
+    cfg = config or CadenceConfig()
+    st = CadenceState.from_dict(prev.to_dict()) if prev is not None else CadenceState()
+    now = obs.now
+    ev: list[str] = []
+    requeued = (obs.attempt is not None and st.attempt not in (None, obs.attempt)) or (
+        obs.job_start is not None and st.job_start not in (None, obs.job_start)
+    )
+    st.attempt = obs.attempt if obs.attempt is not None else st.attempt
+    st.job_start = obs.job_start if obs.job_start is not None else st.job_start
+    st.first_seen_at = st.first_seen_at if st.first_seen_at is not None else now
+    if requeued:
+        st = replace(st, counter_key=None, value=None, changed_at=None, misses=0, suspect=None)
+        st.finished_at, st.grace_from = None, obs.job_start if obs.job_start else now
+        ev.append("requeue detected (new start/attempt): startup grace re-armed")
+    elif st.grace_from is None:
+        st.grace_from = st.job_start if st.job_start is not None else st.first_seen_at
+    prev_value, prev_poll, st.last_poll_at = st.value, st.last_poll_at, now
+
+    markers = [_marker(m) for m in obs.markers]
+    verdict, rate = _counter(st, obs, cfg, prev_value=prev_value, prev_poll=prev_poll, ev=ev)
+    cause: str | None = None
+    hard = _terminal(markers, requeued)
+    soft = [m for m in markers if m.get("severity") == "soft" and m.get("final")]
+    if hard is not None:
+        verdict, cause = _TERMINAL.get(hard["cause"], "failed"), hard["cause"]
+        ev.insert(0, f"death marker {hard['kind']}: {hard.get('line', '')}")
+    elif soft:
+        m = soft[-1]
+        st.suspect = {k: m.get(k) for k in ("kind", "cause", "line", "detail")} | {"at": now}
+        ev.append(f"{m['kind']} at the end of the log ({m.get('detail') or m.get('line')}): "
+                  "failed if nothing more is written by the next poll")  # fmt: skip
+    elif st.suspect is not None:
+        rose = st.changed_at == now and prev_value is not None and st.value != prev_value
+        grew = rose or (obs.new_bytes is not None and obs.new_bytes > 0)
+        if grew:
+            ev.append(f"log grew after the {st.suspect['kind']}: not treated as a death")
+            st.suspect = None
+        else:
+            verdict, cause = "failed", st.suspect.get("cause") or "user_code"
+            what = st.suspect.get("detail") or st.suspect.get("line")
+            ev.insert(0, f"{st.suspect['kind']} with no growth since: {what}")
+    progress = {
+        "counter_key": st.counter_key,
+        "value": st.value,
+        "prev": prev_value,
+        "delta": None if st.value is None or prev_value is None else st.value - prev_value,
+        "total": obs.total,
+        "rate_per_h": rate,
+        "eta_s": _eta(obs.total, st.value, rate),
+        "last_advance_at": st.changed_at,
+        "age_s": None if st.changed_at is None else now - st.changed_at,
+        "allowance_s": allowance(st, obs.phase, cfg),
+        "phase": obs.phase,
+        "stall_suspect": st.misses > 0,
+        "misses": st.misses,
+        "in_grace": _in_grace(st, now, cfg),
+        "ewma_interval_s": st.ewma_s,
+    }
+    return Decision(verdict, cause, st, ev, progress)
+
+
+def _in_grace(st: CadenceState, now: float, cfg: CadenceConfig) -> bool:
+    return st.grace_from is not None and now - st.grace_from < cfg.startup_grace_s
+
+
+def _eta(total: float | None, value: float | None, rate: float | None) -> float | None:
+    if total is None or value is None or not rate or rate <= 0 or value >= total:
+        return None
+    return (total - value) / rate * 3600
+
+
+def _counter(
+    st: CadenceState,
+    obs: Observation,
+    cfg: CadenceConfig,
+    *,
+    prev_value: float | None,
+    prev_poll: float | None,
+    ev: list[str],
+) -> tuple[str, float | None]:
+    """Updates the counter part of `st`; returns (verdict, rate per hour)."""
+    now, value = obs.now, obs.value
+    if value is None:
+        ev.append("no readable progress counter")
+        return UNVERIFIED, None
+    if prev_value is None or obs.counter_key != st.counter_key:
+        what = "first sighting" if prev_value is None else "counter changed identity"
+        ev.append(f"{what}: {obs.counter_key} = {value}")
+        st.counter_key, st.value, st.changed_at, st.misses = obs.counter_key, value, now, 0
+        return UNVERIFIED, None
+    span = now - prev_poll if prev_poll is not None and now > prev_poll else None
+    rate = (value - prev_value) / span * 3600 if span else None
+    if value < prev_value:
+        ev.append(f"counter went back {prev_value} -> {value} (restart?): grace re-armed")
+        st.value, st.changed_at, st.misses, st.grace_from = value, now, 0, now
+        return UNVERIFIED, None
+    if value > prev_value:
+        if st.changed_at is not None and now > st.changed_at:
+            gap = now - st.changed_at
+            st.intervals = [*st.intervals, gap][-cfg.max_intervals :]
+            a = cfg.ewma_alpha
+            st.ewma_s = gap if st.ewma_s is None else a * gap + (1 - a) * st.ewma_s
+        ev.append(f"{obs.counter_key} {prev_value} -> {value} since the last poll")
+        st.value, st.changed_at, st.misses = value, now, 0
+        st.finished_at = None
+        return PROGRESSING, rate
+    age = now - (st.changed_at if st.changed_at is not None else now)
+    limit = allowance(st, obs.phase, cfg)
+    if obs.finished:
+        st.finished_at = st.finished_at if st.finished_at is not None else now
+        if now - st.finished_at < cfg.finished_grace_s:
+            ev.append("training reported finished; the job is still running (saving, teardown)")
+            return UNVERIFIED, rate
+        ev.append(f"training finished {_fmt(now - st.finished_at)} ago, job still running")
+    if age <= limit:
+        st.misses = 0
+        ev.append(
+            f"no rise since the last poll; last rise {_fmt(age)} ago, allowance {_fmt(limit)}"
+        )
+        return PROGRESSING, rate
+    if _in_grace(st, now, cfg):
+        st.misses = 0
+        ev.append(f"no rise for {_fmt(age)}, but within the startup grace")
+        return UNVERIFIED, rate
+    st.misses += 1
+    ev.append(f"no rise for {_fmt(age)} > allowance {_fmt(limit)} ({st.misses} consecutive)")
+    if st.misses >= cfg.misses_to_stall:
+        return STALLED, rate
+    return PROGRESSING, rate
