@@ -5,7 +5,7 @@ _labctl() {
   cmd=""; sub=""
   for ((i=1; i<COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --config|--format|--input|--message|--topic|-f|-i|-m|-t) ((i++)) ;;
+      --config|--format|--input|--message|--move-to|--topic|-f|-i|-m|-t) ((i++)) ;;
       -*) ;;
       *) if [[ -z $cmd ]]; then cmd="${COMP_WORDS[i]}"; elif [[ -z $sub ]]; then sub="${COMP_WORDS[i]}"; fi ;;
     esac
@@ -15,6 +15,7 @@ _labctl() {
     --format) COMPREPLY=($(compgen -W "auto jsonl json table" -- "$cur")); return ;;
     --input) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --message) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --move-to) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -f) COMPREPLY=($(compgen -W "auto jsonl json table" -- "$cur")); return ;;
     -i) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -22,10 +23,11 @@ _labctl() {
     -t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "table log schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "strip-yaml-comments table log schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
+    strip-yaml-comments) COMPREPLY=($(compgen -W "--apply --check --move-to --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     table) COMPREPLY=($(compgen -W "--input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     log) COMPREPLY=($(compgen -W "--topic -t --message -m --input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
-    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help table log schema config" -- "$cur")) ;;
+    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help strip-yaml-comments table log schema config" -- "$cur")) ;;
     config)
       case "$sub" in
         "") COMPREPLY=($(compgen -W "init path show --help" -- "$cur")) ;;

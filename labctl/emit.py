@@ -153,6 +153,22 @@ def _summary(ctx: Context, emitter: Emitter, started: float, code: ExitCode) -> 
     }
 
 
+def write_raw(ctx: Context, data: bytes) -> None:
+    """Write data bytes (not records) to stdout, e.g. a filter's output; the caller has
+    checked it holds no secret."""
+    try:
+        ctx.stdout.flush()
+        buffer = getattr(ctx.stdout, "buffer", None)
+        if buffer is not None:
+            buffer.write(data)
+            buffer.flush()
+        else:
+            ctx.stdout.write(data.decode("utf-8"))
+            ctx.stdout.flush()
+    except BrokenPipeError:
+        raise PipeClosed() from None
+
+
 def emit_error_only(ctx: Context, rec: dict[str, Any]) -> None:
     """Emit a lone error record (errors raised before a command's records started)."""
     emitter = Emitter(ctx)

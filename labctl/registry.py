@@ -26,6 +26,11 @@ class CommandSpec:
 
 COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
+        "strip-yaml-comments",
+        "labctl.commands.strip_yaml_comments",
+        "Remove comments, and only comments, from YAML files (verified, atomic).",
+    ),
+    CommandSpec(
         "table",
         "labctl.commands.table",
         "Render records from stdin as box-drawing tables, one per kind.",

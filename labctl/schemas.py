@@ -44,7 +44,7 @@ ERROR = record(
     {
         "reason": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
         "message": {"type": "string"},
-        "line": {"type": "integer", "minimum": 1},
+        "line": {"type": ["integer", "null"], "minimum": 1},
         "source": {"type": "string"},
         "path": {"type": "string"},
     },

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from conftest import run_labctl
@@ -10,6 +11,8 @@ from jsonschema import Draft202012Validator
 from schema_check import assert_valid, schemas_for
 
 from labctl.registry import COMMANDS
+
+FIXTURES = Path(__file__).parent / "fixtures" / "contract"
 
 
 @dataclass
@@ -24,6 +27,10 @@ CASES: dict[str, list[Case]] = {
     "table": [Case(["-f", "jsonl", "--summary"], 'oops\n{"kind":"x","a":1}\n')],
     "schema": [Case([]), Case(["table", "config"])],
     "config": [Case(["show", "--summary"]), Case(["path"]), Case(["init"])],
+    "strip-yaml-comments": [
+        Case([str(FIXTURES / "sample.yaml")]),
+        Case(["/nonexistent.yaml"]),
+    ],
     "log": [
         Case(["-t", "sweep"], '{"kind":"job","verdict":"failed"}\nbad\n'),
         Case(["-t", "note", "-m", "hello"]),

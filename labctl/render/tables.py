@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from labctl.context import Context
 
 # kind -> "module:function" taking (records, console, ctx)
-VIEWS: dict[str, str] = {}
+VIEWS: dict[str, str] = {"file": "labctl.render.files:render"}
 MAX_GENERIC_COLUMNS = 14
 MAX_CELL = 80
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
@@ -109,7 +109,9 @@ def generic_table(kind: str, records: list[dict[str, Any]], console: Console) ->
     for col in columns:
         table.add_column(col, overflow="fold")
     for rec in records:
-        table.add_row(*(Text(cell(rec.get(col))) for col in columns))
+        table.add_row(
+            *(Text(cell(rec.get(col), 240 if col == "message" else MAX_CELL)) for col in columns)
+        )
     return table
 
 

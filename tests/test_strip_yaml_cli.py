@@ -1,0 +1,121 @@
+"""`labctl strip-yaml-comments` end to end: dry run, --apply, --move-to, --check, stdin."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+from conftest import run_labctl
+from schema_check import assert_valid
+
+CONFIG = (
+    "# RL config for the GRPO sweep\n"
+    "model: qwen-7b   # tuned on 8 GPUs, see 11-02 log\n"
+    "train:\n"
+    "  lr: 3.0e-7 # was 1e-6, collapsed at step 900\n"
+    "  url: 'http://x/#frag'\n"
+    "  notes: a#b\n"
+)
+STRIPPED = "model: qwen-7b\ntrain:\n  lr: 3.0e-7\n  url: 'http://x/#frag'\n  notes: a#b\n"
+
+
+def _tree(tmp_path: Path) -> Path:
+    root = tmp_path / "configs"
+    (root / "rl").mkdir(parents=True)
+    (root / "rl" / "grpo.yaml").write_text(CONFIG)
+    (root / "rl" / "keep.yml").write_text("a: 1\n")
+    (root / "rl" / "notes.txt").write_text("# not yaml\n")
+    (root / "bad.yaml").write_bytes(b"a: |+\n  x\n# c\n\nb: 1\n")  # removal would change data
+    (root / "latin1.yaml").write_bytes(b"a: caf\xe9 # x\n")
+    return root
+
+
+def test_dry_run_reports_and_changes_nothing(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    res = run_labctl("strip-yaml-comments", str(root))
+    assert_valid("strip-yaml-comments", res.records)
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+    by_path = {Path(r["path"]).name: r for r in res.records}
+    assert set(by_path) == {"grpo.yaml", "keep.yml", "bad.yaml", "latin1.yaml"}
+    grpo = by_path["grpo.yaml"]
+    assert [c["line"] for c in grpo["comments"]] == [1, 2, 4]
+    assert grpo["applied"] is False and grpo["verified"] is True
+    assert grpo["bytes_after"] == len(STRIPPED)
+    assert by_path["bad.yaml"]["verified"] is False
+    assert by_path["bad.yaml"]["reason"] == "data_changed"
+    assert by_path["latin1.yaml"]["kind"] == "error"
+    assert by_path["latin1.yaml"]["reason"] == "not_utf8"
+    assert res.code == 1  # an unverifiable file needs a person
+
+
+def test_apply_rewrites_atomically_keeping_mode_and_moves_comments_first(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    grpo = root / "rl" / "grpo.yaml"
+    grpo.chmod(0o640)
+    link = tmp_path / "link.yaml"
+    link.symlink_to(grpo)
+    notes = tmp_path / "ops-notes.md"
+    notes.write_text("# Ops notes\n\nolder entry\n")
+    original = yaml.safe_load(CONFIG)
+    res = run_labctl(
+        "strip-yaml-comments", "--apply", "--move-to", str(notes), str(link), str(root / "bad.yaml")
+    )
+    assert_valid("strip-yaml-comments", res.records)
+    assert grpo.read_text() == STRIPPED
+    assert yaml.safe_load(grpo.read_text()) == original
+    assert link.is_symlink() and grpo.stat().st_mode & 0o777 == 0o640
+    text = notes.read_text()
+    assert text.startswith("# Ops notes\n\nolder entry\n")
+    assert "- line 4, `.train.lr`: was 1e-6, collapsed at step 900" in text
+    assert (root / "bad.yaml").read_bytes() == b"a: |+\n  x\n# c\n\nb: 1\n"
+    assert [r["applied"] for r in res.records] == [True, False]
+    assert res.code == 1
+    leftovers = [p.name for p in grpo.parent.iterdir() if p.name.startswith(".")]
+    assert leftovers == []
+
+
+def test_check_exits_1_while_comments_remain(tmp_path: Path) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_text(CONFIG)
+    assert run_labctl("strip-yaml-comments", "--check", str(path)).code == 1
+    assert path.read_text() == CONFIG
+    assert run_labctl("strip-yaml-comments", "--apply", str(path)).code == 0
+    assert run_labctl("strip-yaml-comments", "--check", str(path)).code == 0
+
+
+def test_stdin_to_stdout(tmp_path: Path) -> None:
+    res = run_labctl("strip-yaml-comments", "-", input=CONFIG)
+    assert res.code == 0 and res.stdout == STRIPPED
+    assert '"kind":"file"' in res.stderr
+    bad = run_labctl("strip-yaml-comments", "-", input="a: |+\n  x\n# c\n\nb: 1\n")
+    assert bad.code == 1 and bad.stdout == "a: |+\n  x\n# c\n\nb: 1\n"  # unchanged bytes
+
+
+def test_stdin_mode_never_prints_a_secret() -> None:
+    secret = "ghp_" + "a1B2c3D4e5" * 4
+    res = run_labctl("strip-yaml-comments", "-", input=f"token: {secret}  # rotate monthly\n")
+    assert secret not in res.stdout + res.stderr
+    assert res.stdout == "" and "secret_in_output" in res.stderr
+
+
+def test_comment_text_in_records_is_redacted(tmp_path: Path) -> None:
+    secret = "hf_" + "Q7w" * 12
+    path = tmp_path / "c.yaml"
+    path.write_text(f"a: 1  # old token {secret}\n")
+    res = run_labctl(
+        "strip-yaml-comments", "--apply", "--move-to", str(tmp_path / "n.md"), str(path)
+    )
+    assert secret not in res.stdout and secret not in (tmp_path / "n.md").read_text()
+    assert path.read_text() == "a: 1\n"
+
+
+def test_missing_and_unreadable_paths_do_not_stop_the_others(tmp_path: Path) -> None:
+    good = tmp_path / "g.yaml"
+    good.write_text("a: 1 # c\n")
+    res = run_labctl("strip-yaml-comments", "--apply", str(tmp_path / "nope.yaml"), str(good))
+    kinds = [r["kind"] for r in res.records]
+    assert kinds == ["error", "file"]
+    assert good.read_text() == "a: 1\n"
+    assert os.path.exists(good)
