@@ -1,0 +1,158 @@
+"""Stable failure fingerprints (research §12).
+
+fingerprint = first 16 hex digits of sha256(`v1|category|catalog id|exception type|message`),
+where the message is the root-cause line from the start of the catalog match (so per-run
+prefixes such as timestamps, ranks and merged progress-bar frames fall away), with launcher
+and logger prefixes stripped and per-run values masked by fixed, ordered rules:
+
+  kept as is   errno (`[Errno 28]`, `error=2`), signal names/numbers, exit codes, HTTP status,
+               Xid numbers, CUDA/NCCL status names, exception types, `sm_NN`, the module in
+               `No module named 'x'`
+  <TS>         timestamps and times of day
+  <URL>        URLs
+  <ID>         UUIDs
+  <HOST>       IPv4/IPv6 addresses, host names with digits (`node-a17`, `ip-10-0-0-1`), FQDNs
+  <PATH>       absolute, home-relative and multi-segment relative paths
+  <HEX>        `0x…` and runs of 8+ hex digits containing a digit
+  <NUM>        every other number (sizes, steps, ranks, pids, ports, durations, job ids)
+
+The exception type is reduced to its last component (`torch.OutOfMemoryError` and
+`torch.cuda.OutOfMemoryError` are one failure). The rules are versioned (`v1`): changing them
+means a new version, never a silent regrouping.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+VERSION = "v1"
+
+_PREFIXES = [
+    re.compile(p)
+    for p in (
+        r"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
+        r"\s*[:|-]?\s*",
+        r"^\[?[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}\]\s*",
+        r"^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}\s+",
+        r"^\[\s*\d+\.\d+\]\s*",
+        r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+\S+:\d+\]\s*",
+        r"^\[?(?:DEBUG|INFO|WARN(?:ING)?|ERROR|CRITICAL|FATAL|TRACE)\]?(?::[\w.]*:|\s*[:|-]\s*|\s+)",
+        r"^\[(?:[Rr]ank|RANK|default)?\s*\d+\]:?\s*",
+        r"^\[\d+,\d+\]<std(?:out|err)>:\s*",
+        r"^<std(?:out|err)>:?\s*",
+        r"^\((?:\w+ )?pid=\d+(?:, ip=\S+)?\)\s*",
+        r"^\d{1,5}:\s+",
+        r"^\[[A-Z] [\w.]+:\d+\]\s*",
+    )
+]
+_KEEP = re.compile(
+    r"\[Errno -?\d+\]|\berror=\d+|(?i:\berrno[ =:]+-?\d+)"
+    r"|\bSignals\.SIG\w+: \d+|\bSIG[A-Z]+\b|(?i:\bsignal:? \d+\b)"
+    r"|(?i:\bexit(?:ed with)? ?(?:code|status)[ :=]+-?\d+)|\bexitcode\s*:\s*-?\d+"
+    r"|return code = -?\d+|non-zero exit status -?\d+"
+    r"|\b[1-5]\d\d (?:Client|Server) Error\b|\bHTTP(?:/\d(?:\.\d)?)? [1-5]\d\d\b"
+    r"|\bXid \d+|\b(?:sm|compute)_\d+\b|runtime error \(\d+\)"
+    r"|No module named '?[\w.]+'?|\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b"
+)
+_RULES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\bXid \([^)]*\): (\d+)"), r"Xid \1"),
+    (re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>)]+"), "<URL>"),
+    (
+        re.compile(
+            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+        ),
+        "<ID>",
+    ),
+    (
+        re.compile(
+            r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+        ),
+        "<TS>",
+    ),
+    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<TS>"),
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<HOST>"),
+    (re.compile(r"\[?\b(?:[0-9a-fA-F]{1,4}:){3,7}[0-9a-fA-F]{1,4}\b\]?(?::\d+)?"), "<HOST>"),
+    (
+        re.compile(
+            r"(?:(?<=[\s'\"(=:,\[])|^)(?:[A-Za-z]:\\|~|\.{1,2}(?=/))?(?:[/\\][\w.@+$%-]+)+/?"
+        ),
+        "<PATH>",
+    ),
+    (re.compile(r"\b[\w.@+-]+(?:/[\w.@+-]+){2,}"), "<PATH>"),
+    (
+        re.compile(r"\b[a-zA-Z][a-zA-Z0-9]*(?:-[a-zA-Z0-9]+)*-[a-zA-Z0-9]*\d[a-zA-Z0-9-]*\b"),
+        "<HOST>",
+    ),
+    (re.compile(r"\b[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+){2,}\.[a-zA-Z]{2,}\b"), "<HOST>"),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<HEX>"),
+    (re.compile(r"\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,}\b"), "<HEX>"),
+    (re.compile(r"[-+]?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?"), "<NUM>"),
+    (re.compile(r"[█▏▎▍▌▋▊▉#]{2,}"), ""),
+    (re.compile(r"(?:<NUM>)(?:\s*[,x×*]\s*<NUM>)+"), "<NUM>"),
+    (re.compile(r"\s+"), " "),
+]
+_EXC_START = re.compile(
+    r"^(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Failure|Fault))(?::|\s*$)"
+)
+_EXC_ANY = re.compile(
+    r"(?:^|[\s:\]])(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?::\s)"
+)
+
+
+def strip_prefixes(text: str) -> str:
+    """Remove timestamps, log levels, rank/launcher tags from the start of a line."""
+    text = text.strip()
+    for _ in range(8):
+        before = text
+        for rx in _PREFIXES:
+            text = rx.sub("", text, count=1)
+        if text == before:
+            break
+    return text
+
+
+def normalise(text: str) -> str:
+    """The per-run-independent form of one log line (see the module docstring)."""
+    text = strip_prefixes(text)
+    kept: list[str] = []
+
+    def protect(m: re.Match[str]) -> str:
+        kept.append(m.group(0))
+        return f"\x00{_letters(len(kept) - 1)}\x00"
+
+    text = _KEEP.sub(protect, text)
+    for rx, repl in _RULES:
+        text = rx.sub(repl, text)
+    text = re.sub("\x00([A-Z]+)\x00", lambda m: kept[_index(m.group(1))], text)
+    return text.strip()
+
+
+def exception_type(text: str) -> str | None:
+    """The Python exception type a line reports (`torch.OutOfMemoryError`), if any."""
+    body = strip_prefixes(text)
+    m = _EXC_START.match(body) or _EXC_ANY.search(body)
+    return m.group("exc") if m else None
+
+
+def fingerprint(category: str, catalog_id: str, exc_type: str | None, message: str) -> str:
+    """16 hex digits identifying this failure across runs."""
+    exc = (exc_type or "").rsplit(".", 1)[-1]
+    key = "|".join((VERSION, category, catalog_id, exc, normalise(message)))
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def _letters(n: int) -> str:
+    out = ""
+    while True:
+        out = chr(65 + n % 26) + out
+        n = n // 26 - 1
+        if n < 0:
+            return out
+
+
+def _index(s: str) -> int:
+    n = 0
+    for ch in s:
+        n = n * 26 + (ord(ch) - 64)
+    return n - 1

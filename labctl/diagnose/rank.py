@@ -1,0 +1,304 @@
+"""Root-cause ranking (research §11): which matched entry explains the failure.
+
+Rules, in order:
+1. Hung: the job is still running and its log has not grown for longer than `hung_after`.
+2. Scheduler state beats log text: a state an entry lists in `states` (TIMEOUT, PREEMPTED,
+   NODE_FAIL, OUT_OF_MEMORY, CANCELLED, OOMKilled, ...) decides; `COMPLETED` with exit 0 is
+   healthy. Exit codes/signals an entry lists in `exit_codes` become hits placed after the
+   last log line, with that entry's role (139 → segfault, 137 → weak host OOM).
+3. Fatal hits: a hit is *explained* when another fatal entry lists it in `explains` (any
+   order) or in `explains_later` and has a hit before it (two entries explaining each other
+   cancel out unless one edge is order-free and the other is not). Among the unexplained
+   hits, the *final failure cluster* is the latest hit plus every earlier one within
+   `cluster_gap` lines of the next; earlier hits were followed by a running job and were not
+   fatal. The root is the EARLIEST hit of that cluster; ties go to higher specificity.
+   (A chained traceback's first exception is printed first, so it wins by the same rule; one
+   line is claimed by the most specific entry matching it, so `torch.OutOfMemoryError: CUDA
+   out of memory` is a GPU OOM, never the host `MemoryError` rule.)
+4. No fatal hit: weak evidence (bare `Killed`, exit 137) → its entry, low confidence.
+5. Only wrappers (ChildFailedError, SIGTERM cascades, KeyboardInterrupt): the earliest
+   wrapper, lowest confidence.
+6. Nothing: `unknown` when the job failed (exit code, FAILED state) or a traceback was seen;
+   otherwise healthy.
+Every other qualifying entry is listed in `also` with why it ranked lower.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from labctl.diagnose.catalog import Catalog, Entry
+from labctl.diagnose.scan import Hit
+
+CLUSTER_GAP = 2000
+MESSAGE_LINES = 3
+DEFAULT_HUNG_AFTER = 3600.0
+_RUNNING = frozenset({"RUNNING", "R", "COMPLETING", "CG", "STARTED"})
+_FAILED = frozenset({"FAILED", "F", "ERROR", "OUT_OF_MEMORY", "OOM", "BOOT_FAIL", "NODE_FAIL"})
+
+
+@dataclass(frozen=True)
+class JobState:
+    """What the scheduler (or the poll record) says about the job. All optional."""
+
+    state: str | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    reason: str | None = None
+    log_age: float | None = None  # seconds since the log last grew
+    hung_after: float = DEFAULT_HUNG_AFTER
+
+    @classmethod
+    def coerce(cls, value: JobState | Mapping[str, Any] | None) -> JobState | None:
+        """Accepts a JobState or a mapping (`exit_code` may be sacct's `"0:9"`)."""
+        if value is None or isinstance(value, JobState):
+            return value
+        code, sig = value.get("exit_code"), value.get("signal")
+        if isinstance(code, str):
+            left, _, right = code.partition(":")
+            code = int(left) if left.lstrip("-").isdigit() else None
+            if right.isdigit() and int(right) and sig is None:
+                sig = int(right)
+        age = value.get("log_age")
+        return cls(
+            state=value.get("state"),
+            exit_code=code,
+            signal=sig,
+            reason=value.get("reason"),
+            log_age=float(age) if age is not None else None,
+            hung_after=float(value.get("hung_after") or DEFAULT_HUNG_AFTER),
+        )
+
+    @property
+    def word(self) -> str | None:
+        return self.state.split()[0].upper().rstrip("+") if self.state else None
+
+    @property
+    def running(self) -> bool:
+        return self.word in _RUNNING
+
+    @property
+    def codes(self) -> list[int]:
+        out = []
+        if self.exit_code is not None:
+            out.append(self.exit_code)
+        if self.signal:
+            out.append(-self.signal)
+        return out
+
+    @property
+    def failed(self) -> bool:
+        return self.word in _FAILED or any(c != 0 for c in self.codes)
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "exit_code": self.exit_code,
+            "signal": self.signal,
+            "reason": self.reason,
+            "log_age": self.log_age,
+            "hung_after": self.hung_after,
+        }
+
+
+@dataclass
+class Cand:
+    hit: Hit
+    idx: int
+    entry: Entry
+    count: int
+
+
+@dataclass
+class Ranked:
+    decided_by: str  # scheduler | hung | log | exit_code | none
+    root: Cand | None
+    confidence: float
+    unknown: bool = False
+    also: list[tuple[Cand, str]] = field(default_factory=list)
+    events: list[Cand] = field(default_factory=list)
+
+
+def _pos(c: Cand) -> str:
+    h = c.hit
+    if h.synthetic == "scheduler":
+        return "scheduler"
+    return f"line {h.line}" if h.line is not None else f"line -{h.from_end} from end"
+
+
+def rank(
+    cat: Catalog,
+    hits: Mapping[int, list[Hit]],
+    counts: Mapping[int, int],
+    sched: JobState | None = None,
+    *,
+    complete: bool = True,
+    saw_traceback: bool = False,
+    cluster_gap: int = CLUSTER_GAP,
+) -> Ranked:
+    cands: list[Cand] = []
+    short: list[tuple[Cand, str]] = []
+    for i, hs in hits.items():
+        e = cat.entries[i]
+        for h in hs:
+            c = Cand(h, i, e, counts.get(i, len(hs)))
+            if c.count < e.min_hits:
+                short.append((c, f"seen {c.count} time(s); needs {e.min_hits}"))
+                break
+            cands.append(c)
+    for code in sched.codes if sched else []:
+        for i in cat.exit_map.get(code, []):
+            h = Hit(entry=i, rel=0, text=f"exit code {code}", synthetic="scheduler")
+            cands.append(Cand(h, i, cat.entries[i], 1))
+    events = [c for c in cands if c.entry.role == "event"]
+    cands = [c for c in cands if c.entry.role != "event"]
+    if sched and sched.word in cat.state_map:
+        j = cat.state_map[sched.word]
+        if cat.entries[j].role == "event":
+            h = Hit(entry=j, rel=0, text=f"scheduler state {sched.state}", synthetic="scheduler")
+            events.append(Cand(h, j, cat.entries[j], 1))
+    out = _decide(cat, cands, sched=sched, complete=complete, saw_tb=saw_traceback, gap=cluster_gap)
+    out.events = _first_per_entry(events)
+    out.also.extend(short)
+    return out
+
+
+def _first_per_entry(cands: list[Cand]) -> list[Cand]:
+    seen: dict[int, Cand] = {}
+    for c in sorted(cands, key=lambda c: -c.hit.from_end):
+        seen.setdefault(c.idx, c)
+    return list(seen.values())
+
+
+def _decide(
+    cat: Catalog,
+    cands: list[Cand],
+    *,
+    sched: JobState | None,
+    complete: bool,
+    saw_tb: bool,
+    gap: int,
+) -> Ranked:
+    if sched and sched.running and sched.log_age is not None and sched.log_age > sched.hung_after:
+        j = cat.by_id["hung_no_output"]
+        text = f"no output for {int(sched.log_age)} s (threshold {int(sched.hung_after)} s)"
+        root = Cand(Hit(entry=j, rel=0, text=text, synthetic="scheduler"), j, cat.entries[j], 1)
+        why = "the job is still running; hung is decided from the log's age"
+        return Ranked("hung", root, 0.8, also=[(c, why) for c in _first_per_entry(cands)])
+    word = sched.word if sched else None
+    if word and word in cat.state_map and cat.entries[cat.state_map[word]].role != "event":
+        j = cat.state_map[word]
+        own = sorted(
+            (c for c in cands if c.idx == j and not c.hit.synthetic), key=lambda c: -c.hit.from_end
+        )
+        agree = bool(own) or any(c.entry.category == cat.entries[j].category for c in cands)
+        text = f"scheduler state {sched.state if sched else word}"
+        root = (
+            own[0]
+            if own
+            else Cand(Hit(entry=j, rel=0, text=text, synthetic="scheduler"), j, cat.entries[j], 1)
+        )
+        why = f"scheduler state {word} is authoritative"
+        also = [(c, why) for c in _first_per_entry(cands) if c.idx != j]
+        return Ranked("scheduler", root, 0.95 if agree else 0.9, also=also)
+    if word == "COMPLETED" and not (sched and sched.failed):
+        why = "the scheduler says the job completed successfully"
+        return Ranked("scheduler", None, 0.9, also=[(c, why) for c in _first_per_entry(cands)])
+
+    fatal = [c for c in cands if c.entry.role == "fatal"]
+    if fatal:
+        return _rank_fatal(cat, fatal, cands, complete, gap)
+    weak = [c for c in cands if c.entry.role == "weak"]
+    wrappers = [c for c in cands if c.entry.role == "wrapper"]
+    if weak or wrappers:
+        pool = weak or wrappers
+        root = max(pool, key=lambda c: (c.hit.from_end, c.entry.specificity))
+        rest = [c for c in _first_per_entry(cands) if c.idx != root.idx]
+        why = "weak evidence too" if weak else "another wrapper"
+        conf = 0.45 if weak else 0.3
+        by = "exit_code" if root.hit.synthetic == "scheduler" else "log"
+        return Ranked(by, root, conf, also=[(c, _lesser(c, why)) for c in rest])
+    if saw_tb or (sched is not None and sched.failed):
+        return Ranked("exit_code" if sched and sched.failed else "log", None, 0.2, unknown=True)
+    return Ranked("none", None, 0.9 if complete else 0.75)
+
+
+def _lesser(c: Cand, default: str) -> str:
+    if c.entry.role == "wrapper":
+        return "wrapper: a report of another process's failure"
+    if c.entry.role == "weak":
+        return "weak evidence (SIGKILL is not proof of OOM)"
+    return default
+
+
+def _edge(cat: Catalog, d: int, c: int) -> int:
+    if c in cat.explains_any[d]:
+        return 2
+    return 1 if c in cat.explains_later[d] else 0
+
+
+def _explainer(cat: Catalog, c: Cand, fatal: list[Cand], first: dict[int, Cand]) -> Cand | None:
+    for d_idx, d in first.items():
+        if d_idx == c.idx:
+            continue
+        s, back = _edge(cat, d_idx, c.idx), _edge(cat, c.idx, d_idx)
+        if s == 2 and back < 2:
+            return d
+        if s == 1 and d.hit.from_end > c.hit.from_end and back < 1:
+            return d
+        if s == 1 and back == 1 and d.hit.from_end > c.hit.from_end:
+            # each explains the other when later: the earlier one is the cause
+            return d
+    return None
+
+
+def _rank_fatal(
+    cat: Catalog, fatal: list[Cand], cands: list[Cand], complete: bool, gap: int
+) -> Ranked:
+    first: dict[int, Cand] = {}
+    for c in sorted(fatal, key=lambda c: -c.hit.from_end):
+        first.setdefault(c.idx, c)
+    explained: dict[int, tuple[Cand, Cand]] = {}
+    for c in fatal:
+        d = _explainer(cat, c, fatal, first)
+        if d is not None:
+            explained[id(c)] = (c, d)
+    free = [c for c in fatal if id(c) not in explained] or list(fatal)
+    free.sort(key=lambda c: (c.hit.from_end, -c.entry.specificity))
+    cluster = [free[0]]
+    for c in free[1:]:
+        if c.hit.from_end - cluster[-1].hit.from_end > gap:
+            break
+        cluster.append(c)
+    root = max(cluster, key=lambda c: (c.hit.from_end, c.entry.specificity, -c.idx))
+    # A multi-line exception message: a more specific line right after the root describes
+    # the same event better ("RuntimeError: Failed to import ..." + "...so: undefined symbol").
+    same = [
+        c
+        for c in cluster
+        if 0 < root.hit.from_end - c.hit.from_end <= MESSAGE_LINES
+        and c.entry.specificity > root.entry.specificity
+        and c.hit.synthetic is None
+    ]
+    if same:
+        root = max(same, key=lambda c: (c.entry.specificity, c.hit.from_end))
+    also: dict[int, tuple[Cand, str]] = {}
+    for c in sorted(cands, key=lambda c: -c.hit.from_end):
+        if c.idx == root.idx or c.idx in also:
+            continue
+        if id(c) in explained:
+            d = explained[id(c)][1]
+            also[c.idx] = (c, f"explained by {d.entry.id} ({_pos(d)})")
+        elif c.entry.role != "fatal":
+            also[c.idx] = (c, _lesser(c, "outranked"))
+        elif any(c is x for x in cluster):
+            also[c.idx] = (c, f"later than the root cause ({_pos(c)} vs {_pos(root)})")
+        else:
+            also[c.idx] = (c, "earlier event; the job kept running long after it (not fatal)")
+    others = {c.entry.category for c in cluster if c.entry.category != root.entry.category}
+    conf = 0.75 if root.entry.category == "code_error" else 0.9
+    conf -= 0.1 * min(3, len(others)) + (0.0 if complete else 0.05)
+    by = "exit_code" if root.hit.synthetic == "scheduler" else "log"
+    return Ranked(by, root, round(max(conf, 0.3), 2), also=list(also.values()))

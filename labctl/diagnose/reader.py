@@ -1,0 +1,123 @@
+"""Bounded reading of one log: tail-first windows, whole-file streams, gzip, byte chunks.
+
+Tail-first (the default): scan the last `window` bytes; if the engine finds no conclusive
+signal there, scan the `window`-sized region before it, then twice that, ... (each byte is
+read once) until `max_window` bytes were read or the start of the file is reached. Each
+region starts at the first line break after its start offset and ends where the next
+(later) region's first line begins, so no line is lost or scanned twice.
+`.gz` logs cannot be read from the end: they are always streamed whole (decompressed on the
+fly, never held in memory).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from labctl.diagnose.catalog import Catalog
+from labctl.diagnose.scan import Scanner, ScanResult
+from labctl.errors import BackendError
+
+READ_SIZE = 8 << 20
+_LINE_BREAK = (b"\n", b"\r")
+
+
+class LogUnreadable(BackendError):
+    """A log could not be read (missing, a directory, no permission, corrupt gzip)."""
+
+    reason = "unreadable"
+
+
+@dataclass
+class Segment:
+    start: int  # first byte scanned (after the partial line was skipped)
+    end: int
+    result: ScanResult
+
+
+def is_gzip(path: Path) -> bool:
+    if path.suffix == ".gz":
+        return True
+    try:
+        with path.open("rb") as f:
+            return f.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
+
+
+def unreadable(path: str | Path, exc: BaseException) -> LogUnreadable:
+    why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return LogUnreadable(f"cannot read {path}: {why}", path=str(path))
+
+
+def scan_chunks(
+    cat: Catalog, chunks: Iterable[bytes], *, tail: bool = False, threads: int | None = None
+) -> ScanResult:
+    scanner = Scanner(cat, threads=threads, skip_partial_first=tail)
+    for chunk in chunks:
+        scanner.feed(bytes(chunk))
+    return scanner.finish()
+
+
+def _read_range(f: BinaryIO, start: int, end: int) -> Iterator[bytes]:
+    f.seek(start)
+    left = end - start
+    while left > 0:
+        data = f.read(min(READ_SIZE, left))
+        if not data:
+            return
+        left -= len(data)
+        yield data
+
+
+def first_break(f: BinaryIO, start: int, end: int) -> int:
+    """Offset just after the first line break at or after `start` (end if none)."""
+    pos = start
+    while pos < end:
+        f.seek(pos)
+        data = f.read(min(1 << 16, end - pos))
+        if not data:
+            return end
+        idx = [i for i in (data.find(b"\n"), data.find(b"\r")) if i >= 0]
+        if idx:
+            i = pos + min(idx)
+            if data[min(idx) : min(idx) + 1] == b"\r":
+                f.seek(i + 1)
+                if f.read(1) == b"\n":
+                    i += 1
+            return i + 1
+        pos += len(data)
+    return end
+
+
+def scan_segment(
+    cat: Catalog, f: BinaryIO, start: int, end: int, threads: int | None = None
+) -> Segment:
+    """Scan [start, end) of an open file, dropping the partial line at `start` (if > 0)."""
+    first = first_break(f, start - 1, end) if start > 0 else 0
+    result = scan_chunks(cat, _read_range(f, first, end), threads=threads)
+    result.bytes_in = end - start
+    return Segment(first, end, result)
+
+
+def stream_gzip(cat: Catalog, path: Path, threads: int | None = None) -> ScanResult:
+    try:
+        with gzip.open(path, "rb") as g:
+            return scan_chunks(cat, iter(lambda: g.read(READ_SIZE), b""), threads=threads)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise unreadable(path, exc) from None
+
+
+def file_size(path: Path) -> int:
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise unreadable(path, exc) from None
+    if not os.path.isfile(path):
+        raise LogUnreadable(f"cannot read {path}: not a regular file", path=str(path))
+    return st.st_size

@@ -1,0 +1,427 @@
+"""Streaming scan of log bytes against the catalog, in bounded memory.
+
+`Scanner.feed(bytes)` any number of times, then `finish()`. Lines are split on `\\n`, `\\r`
+and `\\r\\n` (counted once), so tqdm `\\r` frames are lines. Data is processed in blocks
+(default 8 MiB): one RE2 alternation of every catalog pattern searches the whole block (in
+parallel threads: RE2 releases the GIL) and only the candidate lines it finds are checked
+entry by entry with an RE2 set. Memory is one block plus a few lines of context; per entry
+only the first and last `keep` hits are retained (with a count).
+
+Line numbers (`Hit.rel`) are 1-based and count from the first byte fed to the scanner; the
+engine turns them into absolute line numbers when the scan started at the beginning of the
+log, and into `line_from_end` always. A run of more than `MAX_LINE` bytes without a line
+break is cut there (and counts as a line).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from labctl.diagnose.catalog import Catalog
+
+DEFAULT_BLOCK = 8 << 20
+MAX_LINE = 1 << 20  # bytes without a line break before a forced cut
+MAX_MATCH = 64 << 10  # bytes of a long line given to the per-entry check (around the match)
+MAX_TEXT = 400  # characters kept per evidence line
+MAX_LOOK = 256 << 10
+CONTEXT_BEFORE = 3
+CONTEXT_AFTER = 2
+TAIL_LINES = 10
+KEEP = 3
+TB_MAX_LINES = 400
+PARALLEL_MIN = 2 << 20
+_TB = b"Traceback (most recent call last)"
+_PREFIX = re.compile(
+    rb"^(?:(?:\[[^\]\n]{0,60}\]:?|\([^)\n]{0,60}\)|\d{1,5}:|<std(?:err|out)>:?) ?)*"
+)
+_EXC = re.compile(rb"^(?P<exc>[A-Za-z_][\w.]*)(?::|\s*$)")
+
+
+def clip(raw: bytes, limit: int = MAX_TEXT) -> str:
+    """Bytes of one line -> text for evidence: decoded, right-stripped, capped."""
+    text = raw[: limit * 4].decode("utf-8", "replace").rstrip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def strip_prefix(raw: bytes) -> bytes:
+    """Drop launcher prefixes (`[rank0]:`, `0:`, `(pid=1)`, `<stderr>:`) from a line."""
+    return raw[_PREFIX.match(raw).end() :]  # type: ignore[union-attr]
+
+
+@dataclass(slots=True)
+class Hit:
+    entry: int
+    rel: int
+    text: str
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    groups: dict[str, str] = field(default_factory=dict)
+    shadowed: tuple[int, ...] = ()
+    synthetic: str | None = None
+    key: str = ""  # the line from the start of the catalog match: the fingerprint's message
+    from_end: int = 0  # set by the engine: 1 = last line, 0 = after the log (scheduler)
+    line: int | None = None  # set by the engine when the absolute number is known
+
+
+@dataclass
+class EntryHits:
+    count: int = 0
+    first: list[Hit] = field(default_factory=list)
+    last: list[Hit] = field(default_factory=list)
+
+    def add(self, hit: Hit, keep: int = KEEP) -> None:
+        self.count += 1
+        for lst, drop_last in ((self.first, True), (self.last, False)):
+            bisect.insort(lst, hit, key=lambda h: h.rel)
+            if len(lst) > keep:
+                lst.pop(-1 if drop_last else 0)
+
+    def hits(self) -> list[Hit]:
+        seen: dict[int, Hit] = {}
+        for h in self.first + self.last:
+            seen.setdefault(h.rel, h)
+        return [seen[k] for k in sorted(seen)]
+
+
+@dataclass
+class Traceback:
+    rel: int
+    exc_rel: int | None = None
+    exc_text: str | None = None
+    excerpt: list[str] = field(default_factory=list)
+    frames: deque[bytes] = field(default_factory=lambda: deque(maxlen=4))
+    seen: int = 0
+    header: bytes = b""
+    ignored: bool = False  # printed under "Exception ignored in": never fatal
+
+
+@dataclass
+class ScanResult:
+    hits: dict[int, EntryHits]
+    shadow_counts: dict[int, int]
+    lines: int
+    bytes_in: int
+    tail: list[str]
+    tracebacks: list[Traceback]
+
+
+class Scanner:
+    def __init__(
+        self,
+        catalog: Catalog,
+        *,
+        block: int = DEFAULT_BLOCK,
+        threads: int | None = None,
+        keep: int = KEEP,
+        skip_partial_first: bool = False,
+    ) -> None:
+        self.cat = catalog
+        self.block = max(block, 1 << 12)
+        self.keep = keep
+        self.L = max(CONTEXT_BEFORE, CONTEXT_AFTER, catalog.max_near, TAIL_LINES)
+        self.threads = threads if threads is not None else min(4, os.cpu_count() or 1)
+        self._pool: ThreadPoolExecutor | None = None
+        self._look = b""
+        self._pieces: list[bytes] = []
+        self._plen = 0
+        self._cr = False
+        self._skip_first = skip_partial_first
+        self._lines = 0  # lines completed before the next unscanned byte
+        self.bytes_in = 0
+        self.hits: dict[int, EntryHits] = {}
+        self.shadow: dict[int, int] = {}
+        self.tracebacks: deque[Traceback] = deque(maxlen=3)
+        self._tb: Traceback | None = None  # a traceback still being followed
+        self._tb_next = 0  # rel line where following resumes
+        self._pending_exc: dict[int, Hit] = {}
+        self._ignored: deque[int] = deque(maxlen=64)  # exception lines of ignored tracebacks
+        self._code_error = catalog.by_id.get("code_error")
+        self._tail: list[str] = []
+
+    # -- input ------------------------------------------------------------------------------
+    def feed(self, data: bytes) -> None:
+        if not data:
+            return
+        self.bytes_in += len(data)
+        if self._cr and data[:1] == b"\n":
+            data = data[1:]
+        if self._skip_first:
+            cut = min((i for i in (data.find(b"\n"), data.find(b"\r")) if i >= 0), default=-1)
+            if cut < 0:
+                return
+            self._skip_first = False
+            if data[cut : cut + 2] == b"\r\n":
+                cut += 1
+            self._cr = cut == len(data) - 1 and data[cut:] == b"\r"
+            data = data[cut + 1 :]
+        if not data:
+            return
+        self._cr = data[-1:] == b"\r"
+        if b"\r" in data:
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        self._pieces.append(data)
+        self._plen += len(data)
+        if self._plen >= self.block:
+            self._process(final=False)
+
+    def finish(self) -> ScanResult:
+        self._process(final=True)
+        if self._tb is not None:
+            self._end_tb(self._tb, None, None)
+        for rel in sorted(self._pending_exc):
+            self._record(self._pending_exc.pop(rel))
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+        return ScanResult(
+            self.hits, self.shadow, self._lines, self.bytes_in, self._tail, list(self.tracebacks)
+        )
+
+    # -- blocks -----------------------------------------------------------------------------
+    def _cut(self, data: bytes, start: int) -> int:
+        pos = len(data)
+        for _ in range(self.L + 1):
+            pos = data.rfind(b"\n", start, pos)
+            if pos < 0:
+                return -1
+        return pos + 1
+
+    def _process(self, final: bool) -> None:
+        data = self._look + b"".join(self._pieces)
+        start, n = len(self._look), len(data)
+        forced = False
+        if final:
+            end = n
+        else:
+            end = self._cut(data, start)
+            if end <= start:
+                if n - start < MAX_LINE + self.block:
+                    self._pieces, self._plen = [data[start:]], n - start
+                    return
+                end = data.rfind(b"\n", start) + 1 or n
+                forced = end == n
+        base = self._lines
+        if self._tb is not None:
+            self._continue_tb(data, start, n, base, final)
+        spans = self._candidates(data, start, end)
+        cpos, cline = start, base + 1
+        for ls, le, s in spans:
+            cline += data.count(b"\n", cpos, ls)
+            cpos = ls
+            self._line(data, ls, le, s, rel=cline, n=n, final=final)
+        nl = data.count(b"\n", start, end)
+        self._lines = (
+            base
+            + nl
+            + (1 if (forced or (final and end > start and data[end - 1 : end] != b"\n")) else 0)
+        )
+        for rel in sorted(self._pending_exc):
+            if final or rel <= self._lines:
+                self._record(self._pending_exc.pop(rel))
+        if final:
+            self._tail = _last_lines(data, n, TAIL_LINES)
+        self._look = _last_lines_bytes(data, end, self.L) if not final else b""
+        self._pieces = [data[end:]] if end < n else []
+        self._plen = n - end
+
+    def _candidates(self, data: bytes, start: int, end: int) -> list[tuple[int, int, int]]:
+        size = end - start
+        if self.threads <= 1 or size < PARALLEL_MIN or not self.cat.use_re2:
+            return _find(self.cat, data, start, end)
+        parts, lo = [], start
+        step = size // self.threads
+        for k in range(1, self.threads):
+            cut = data.find(b"\n", start + k * step, end)
+            if cut < 0:
+                break
+            parts.append((lo, cut + 1))
+            lo = cut + 1
+        parts.append((lo, end))
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="diagnose")
+        futs = [self._pool.submit(_find, self.cat, data, a, b) for a, b in parts]
+        out: list[tuple[int, int, int]] = []
+        for f in futs:
+            out.extend(f.result())
+        return out
+
+    # -- one candidate line -----------------------------------------------------------------
+    def _line(
+        self, data: bytes, ls: int, le: int, s: int, *, rel: int, n: int, final: bool
+    ) -> None:
+        if le - ls <= MAX_MATCH:
+            line = data[ls:le]
+        else:
+            a = max(ls, s - MAX_MATCH // 2)
+            line = data[a : min(le, a + MAX_MATCH)]
+        winner: int | None = None
+        shadowed: list[int] = []
+        for i in self.cat.match_line(line):
+            if self.cat.near_rx[i]:
+                k = self.cat.entries[i].near_lines
+                ctx = [*_before(data, ls, k), line, *_after(data, le, k, n)]
+                if not self.cat.near_ok(i, ctx):
+                    continue
+            if winner is None:
+                winner = i
+            else:
+                shadowed.append(i)
+        if winner is not None and winner == self._code_error and rel in self._ignored:
+            winner = None
+        if winner is not None:
+            self._pending_exc.pop(rel, None)
+            hit = self._make(winner, data, ls, le, rel=rel, n=n, line=line)
+            hit.shadowed = tuple(shadowed)
+            self._record(hit)
+            for j in shadowed:
+                self.shadow[j] = self.shadow.get(j, 0) + 1
+        if _TB in line:
+            if self._tb is not None:
+                self._end_tb(self._tb, None, None)
+            prev = _before(data, ls, 1)
+            ignored = bool(prev) and b"Exception ignored" in prev[0]
+            self._tb = Traceback(rel=rel, header=line[:MAX_TEXT], ignored=ignored)
+            self._tb_next = rel + 1
+            self._follow(data, le + 1, n, rel + 1, final)
+
+    def _make(self, i: int, data: bytes, ls: int, le: int, *, rel: int, n: int, line: bytes) -> Hit:
+        return Hit(
+            entry=i,
+            rel=rel,
+            text=clip(line),
+            key=clip(line[self.cat.match_start(i, line) :]),
+            before=tuple(clip(b) for b in _before(data, ls, CONTEXT_BEFORE)),
+            after=tuple(clip(b) for b in _after(data, le, CONTEXT_AFTER, n)),
+            groups=self.cat.groups(i, line) if self.cat.capture_rx[i] else {},
+        )
+
+    def _record(self, hit: Hit) -> None:
+        self.hits.setdefault(hit.entry, EntryHits()).add(hit, self.keep)
+
+    # -- tracebacks -------------------------------------------------------------------------
+    def _continue_tb(self, data: bytes, start: int, n: int, base: int, final: bool) -> None:
+        pos, rel = start, base + 1
+        while rel < self._tb_next and pos < n:
+            e = data.find(b"\n", pos, n)
+            if e < 0:
+                return
+            pos, rel = e + 1, rel + 1
+        if rel == self._tb_next:
+            self._follow(data, pos, n, rel, final)
+
+    def _follow(self, data: bytes, pos: int, hi: int, rel: int, final: bool) -> None:
+        tb = self._tb
+        assert tb is not None
+        while pos < hi and tb.seen < TB_MAX_LINES:
+            e = data.find(b"\n", pos, hi)
+            if e < 0:
+                if not final:
+                    break
+                e = hi
+            raw = data[pos:e]
+            body = strip_prefix(raw)
+            tb.seen += 1
+            if body.strip() and body[:1] not in (b" ", b"\t"):
+                self._end_tb(tb, rel, raw, data=data, ls=pos, le=e, hi=hi)
+                return
+            if body.strip():
+                tb.frames.append(raw[:MAX_TEXT])
+            pos, rel = e + 1, rel + 1
+        self._tb_next = rel
+        if tb.seen >= TB_MAX_LINES:
+            self._end_tb(tb, None, None)
+
+    def _end_tb(
+        self,
+        tb: Traceback,
+        rel: int | None,
+        raw: bytes | None,
+        *,
+        data: bytes = b"",
+        ls: int = 0,
+        le: int = 0,
+        hi: int = 0,
+    ) -> None:
+        self._tb = None
+        tb.exc_rel = rel
+        tb.exc_text = clip(raw) if raw is not None else None
+        tb.excerpt = [clip(tb.header)] + [clip(f) for f in tb.frames]
+        if tb.exc_text is not None:
+            tb.excerpt.append(tb.exc_text)
+        if tb.ignored:
+            if rel is not None:
+                self._ignored.append(rel)
+            return
+        self.tracebacks.append(tb)
+        if raw is None or rel is None or self._code_error is None:
+            return
+        m = _EXC.match(strip_prefix(raw))
+        if m is None or rel in self._pending_exc:
+            return
+        hit = self._make(self._code_error, data, ls, le, rel=rel, n=hi, line=raw)
+        hit.groups = {"exc": m.group("exc").decode("utf-8", "replace")}
+        hit.key = clip(strip_prefix(raw))
+        hit.synthetic = "traceback"
+        self._pending_exc[rel] = hit
+
+
+def _find(cat: Catalog, data: bytes, lo: int, hi: int) -> list[tuple[int, int, int]]:
+    """(line start, line end, match position) of each line the prefilter matches."""
+    rx = cat.prefilter
+    out = []
+    pos = lo
+    while pos < hi:
+        m = rx.search(data, pos, hi)
+        if m is None:
+            break
+        s = m.start()
+        ls = data.rfind(b"\n", lo, s) + 1 or lo
+        le = data.find(b"\n", s, hi)
+        if le < 0:
+            le = hi
+        out.append((ls, le, s))
+        pos = le + 1
+    return out
+
+
+def _before(data: bytes, ls: int, k: int) -> list[bytes]:
+    out: list[bytes] = []
+    p = ls - 1
+    while k > 0 and p >= 0:
+        q = data.rfind(b"\n", max(0, p - MAX_LINE), p)
+        out.append(data[max(q + 1, p - MAX_TEXT * 4) : p])
+        p, k = q, k - 1
+    out.reverse()
+    return out
+
+
+def _after(data: bytes, le: int, k: int, hi: int) -> list[bytes]:
+    out: list[bytes] = []
+    p = le + 1
+    while k > 0 and p < hi:
+        e = data.find(b"\n", p, hi)
+        if e < 0:
+            e = hi
+        out.append(data[p : min(e, p + MAX_TEXT * 4)])
+        p, k = e + 1, k - 1
+    return out
+
+
+def _last_lines_bytes(data: bytes, end: int, k: int) -> bytes:
+    p = end - 1
+    for _ in range(k):
+        p = data.rfind(b"\n", max(0, end - MAX_LOOK), p)
+        if p < 0:
+            break
+    s = p + 1
+    return data[s:end] if end - s <= MAX_LOOK else b""
+
+
+def _last_lines(data: bytes, n: int, k: int) -> list[str]:
+    end = n - 1 if data[n - 1 : n] == b"\n" else n
+    return [clip(b) for b in _before(data, end + 1, k)] if end >= 0 else []
