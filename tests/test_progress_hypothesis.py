@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labctl.progress.formats import classify, parse_hf_dict, parse_levanter, parse_tqdm
-from labctl.progress.logscan import ScanConfig, ScanResult, ScanState, scan_chunk
+from labctl.progress.logscan import ScanConfig, ScanResult, ScanState, _reverse_blocks, scan_chunk
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "progress"
 FIXTURES = {p.name: p.read_bytes() for p in sorted(FIX.glob("*.log"))}
@@ -122,3 +122,16 @@ def test_recognisers_accept_any_text(text: str) -> None:
         parse_tqdm(line)
         parse_hf_dict(line)
         parse_levanter(line)
+
+
+@SETTINGS
+@given(st.binary(max_size=3000), st.integers(1, 300))
+def test_reverse_blocks_cover_the_buffer(buf: bytes, block: int) -> None:
+    lines: list[bytes] = []
+    for parts, offsets in _reverse_blocks(buf, block):
+        for line, off in zip(parts, offsets, strict=False):
+            assert buf[off : off + len(line)] == line
+            body = line.rstrip(b"\r\n")
+            assert b"\r" not in body and b"\n" not in body
+        lines[0:0] = parts
+    assert b"".join(lines) == buf

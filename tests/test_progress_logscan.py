@@ -92,10 +92,22 @@ def test_eval_bar_is_not_training_progress() -> None:
     assert r.value is None and r.phase == "eval"
 
 
+def test_eval_frame_cut_before_its_cursor_move() -> None:
+    """A nested frame gets ESC[A after it; cut before that it looks like a top-level bar."""
+    data = fixture("hf_trainer_running.log")
+    esc = data.index(b"\x1b[A", data.index(b"3/8 ["))
+    assert summary(scan_chunk(data[:esc]))[:3] == ("step", 30, 60)
+    assert summary(feed(data[: esc + 200], [esc])) == summary(scan_chunk(data[: esc + 200]))
+    lone = b"\x1b[A\n\r 38%|###8      | 3/8 [00:00<00:00,  9.1it/s]"
+    assert scan_chunk(lone).value is None  # a bar never seen complete: wait for the next poll
+    assert scan_chunk(lone + b"\r 50%|#####     | 4/8 [00:00<00:00,  9.1it/s]").value == 4
+
+
 def test_noise_bars_are_not_training_progress() -> None:
     data = (
         b"\rLoading checkpoint shards: 100%|##########| 4/4 [00:09<00:00,  2.4s/it]\n"
         b"\rMap: 100%|##########| 50000/50000 [00:03<00:00, 15243.11 examples/s]\n"
+        b"\r  3%|2         | 8/300 [00:19<11:24,  2.35s/it]"
         b"\r  3%|3         | 9/300 [00:21<11:22,  2.35s/it]"
     )
     r = scan_chunk(data)
@@ -107,6 +119,7 @@ def test_noise_bars_are_not_training_progress() -> None:
 def test_descriptive_eval_bar() -> None:
     data = (
         b"\rTraining: 42%|####2     | 420/1000 [07:00<09:40,  1.00it/s]\n"
+        b"\rEvaluating: 49%|####9     | 59/120 [00:29<00:31,  2.00it/s]"
         b"\rEvaluating: 50%|#####     | 60/120 [00:30<00:30,  2.00it/s]"
     )
     r = scan_chunk(data)
@@ -117,10 +130,12 @@ def test_lightning_epoch_step() -> None:
     r = scan_chunk(fixture("lightning.log"))
     assert (r.counter, r.value, r.total, r.source) == ("epoch_step", 240, 100, "log:lightning")
     assert r.metrics["loss"] == 0.661 and r.phase == "train"
-    frame = b"\rEpoch 3: 100%|#####| 1000/1000 [01:40<00:00, 10.0it/s, v_num=1, train_loss=0.5]"
+    frame = b"\rEpoch 3: 100%|#####| 1000/1000 [01:40<00:00, 10.0it/s, v_num=1, train_loss=0.5]\n"
     r = scan_chunk(frame)
     assert (r.counter, r.value) == ("epoch_step", 4000)
-    with_step = b"\rEpoch 3:  45%|####5     | 450/1000 [00:45<00:55, 10.0it/s, global_step=3450.0]"
+    with_step = (
+        b"\rEpoch 3:  45%|####5     | 450/1000 [00:45<00:55, 10.0it/s, global_step=3450.0]\n"
+    )
     assert (scan_chunk(with_step).counter, scan_chunk(with_step).value) == ("step", 3450)
 
 
@@ -269,14 +284,15 @@ def test_warnings_with_error_words_are_not_markers() -> None:
 def test_incremental_reads_only_new_bytes(tmp_path: Path) -> None:
     log = tmp_path / "train.log"
     big = b"".join(f"line {i} of setup noise\n".encode() for i in range(40000))  # ~900 KB
-    log.write_bytes(big + b"\r  1%|1         | 5/500 [00:05<08:15,  1.00it/s]")
+    frame = b"\r  1%%|1         | %d/500 [00:0%d<08:15,  1.00it/s]"
+    log.write_bytes(big + frame % (4, 4) + frame % (5, 5))
     cfg = ScanConfig(first_tail=64 * 1024, max_read=128 * 1024)
     r1 = scan_file(log, None, cfg)
     assert r1.bytes_read <= 64 * 1024 and r1.value == 5 and r1.offset == log.stat().st_size
     with log.open("ab") as fh:  # the frame continues mid-line
-        fh.write(b"\r  1%|1         | 6/500 [00:06<08:14,  1.00it/s]")
+        fh.write(frame % (6, 6))
     r2 = scan_file(log, r1.state, cfg)
-    assert r2.bytes_read == 48 and r2.value == 6 and not r2.reset
+    assert r2.bytes_read == len(frame % (6, 6)) and r2.value == 6 and not r2.reset
     with log.open("ab") as fh:  # more new bytes than the cap: the newest cap bytes are read
         fh.write(b"x" * 300_000 + b"\n\r  2%|2         | 11/500 [00:11<08:09,  1.00it/s]")
     r3 = scan_file(log, r2.state, cfg)
@@ -289,13 +305,14 @@ def test_truncation_resets(tmp_path: Path) -> None:
     log = tmp_path / "train.log"
     log.write_bytes(b"\r 50%|#####     | 250/500 [05:00<05:00,  1.00s/it]" * 50)
     r1 = scan_file(log)
-    log.write_bytes(b"\r  0%|          | 2/500 [00:02<08:18,  1.00s/it]")  # sbatch reopened it
+    frame = b"\r  0%%|          | %d/500 [00:02<08:18,  1.00s/it]"
+    log.write_bytes(frame % 1 + frame % 2)  # sbatch reopened it
     r2 = scan_file(log, r1.state)
     assert r2.reset and r2.state.resets == 1 and r2.value == 2
 
 
 def test_state_round_trips_through_json() -> None:
-    r = scan_chunk(fixture("verl.log") + b"step:8 - actor/grad_norm:nan")
+    r = scan_chunk(fixture("verl.log") + b"step:8 - actor/grad_norm:nan\n")
     text = json.dumps(r.state.to_dict(), allow_nan=False)
     back = ScanState.from_dict(json.loads(text))
     assert math.isnan(back.metrics_raw["actor/grad_norm"])

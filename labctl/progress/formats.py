@@ -155,7 +155,7 @@ def parse_tqdm(line: bytes) -> Hit | None:
         role = "eval"  # HF Trainer's prediction bar sits below the training bar
     epoch = _EPOCH_DESC.match(desc)
     hit = Hit("tqdm", value=n, total=total, role=role, nested=nested, metrics=post or None)
-    hit.bar = re.sub(r"\d+", "#", desc) + "|" + ("" if epoch else str(total))
+    hit.bar = re.sub(r"\d+", "#", desc) + "|" + ("" if epoch else str(total)) + "^" * nested
     if epoch is not None:
         hit.lightning = True
         if "global_step" in post or "step" in post:

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import accumulate
 
-from labctl.progress.formats import MAX_METRICS, Hit, canonical, classify, quick_key
+from labctl.progress.formats import MAX_METRICS, Hit, canonical, classify, parse_tqdm, quick_key
 from labctl.progress.logstate import (
     DEFAULT_CONFIG,
+    KiB,
     ReadPlan,
     ScanConfig,
     ScanResult,
@@ -42,6 +45,7 @@ __all__ = [
 # When several formats show up in one log, the counter comes from the first one present.
 PRIORITY = ("regex", "verl", "tqdm", "levanter", "hf_dict")
 COUNTER_SLOTS = frozenset(PRIORITY)
+ESC_UP = b"\x1b[A"
 SOURCE = {
     "regex": "log:regex",
     "verl": "log:verl",
@@ -64,21 +68,20 @@ def scan_file(
     return scan_chunk(data, state, start=plan.start, size=size, config=config)
 
 
-def _reverse_lines(buf: bytes) -> Iterator[tuple[int, bytes]]:
-    """(offset, line) from the last line back to the first; O(len(buf)) in total."""
-    pos = len(buf)
-    nl, cr = buf.rfind(b"\n", 0, pos), buf.rfind(b"\r", 0, pos)
-    while pos > 0:
-        cut = max(nl, cr)
-        if pos - cut > 1:
-            yield cut + 1, buf[cut + 1 : pos]
-        if cut < 0:
-            return
-        pos = cut
-        if nl == cut:
-            nl = buf.rfind(b"\n", 0, pos)
-        if cr == cut:
-            cr = buf.rfind(b"\r", 0, pos)
+def _reverse_blocks(buf: bytes, block: int = 256 * KiB) -> Iterator[tuple[list[bytes], list[int]]]:
+    """Whole lines (with their terminators) and their offsets, in blocks from the end.
+
+    bytes.splitlines splits on `\\n`, `\\r` and `\\r\\n` only, at C speed; blocks keep
+    the lists small (memory stays bounded whatever the chunk size).
+    """
+    end = len(buf)
+    while end > 0:
+        start = 0
+        if end > block:
+            start = max(buf.rfind(b"\n", 0, end - block), buf.rfind(b"\r", 0, end - block)) + 1
+        parts = buf[start:end].splitlines(keepends=True)
+        yield parts, list(accumulate(map(len, parts), initial=start))
+        end = start
 
 
 def _bar_rank(hit: Hit) -> list[float]:
@@ -144,40 +147,13 @@ def scan_chunk(
         st.midline = cut < 0
     base = end - len(buf)  # file offset of buf[0]
     complete = max(buf.rfind(b"\n"), buf.rfind(b"\r")) + 1
-    tail = buf[complete:]
-    if len(tail) > config.carry_cap:
+    if len(buf) - complete > config.carry_cap:
         st.carry, st.midline = "", True
     else:
-        st.carry = tail.decode("latin-1")
+        st.carry = buf[complete:].decode("latin-1")
     st.offset, st.size = end, size
 
-    bars: dict[str, tuple[Hit, int]] = {}
-    newest: dict[str, tuple[Hit, int]] = {}
-    done_keys: set[tuple[bytes, ...]] = set()
-    first_phase: tuple[Hit, int] | None = None
-    tb_pos: int | None = None
-    progress_seen = False
-    custom = config.regex
-    for pos, line in _reverse_lines(buf):
-        if tb_pos is None and not progress_seen and TRACEBACK in line and pos < complete:
-            tb_pos = pos
-        key = None if custom is not None else quick_key(line)
-        if key is not None and key in done_keys:
-            continue  # an older frame of a bar (or dict kind) already read
-        hit = classify(line, custom, config.regex_counter)
-        if hit is None:
-            continue
-        if key is not None:
-            done_keys.add(key)
-        if first_phase is None and hit.phase and (hit.role != "noise" or st.value is None):
-            first_phase = (hit, pos)
-        if hit.bar is not None:
-            bars.setdefault(hit.bar, (hit, pos))
-            progress_seen = progress_seen or hit.role == "train"
-        else:
-            newest.setdefault(hit.slot, (hit, pos))
-            progress_seen = progress_seen or hit.slot in COUNTER_SLOTS
-
+    bars, newest, first_phase, tb_pos = _collect(buf, complete, st, config)
     train_bar = _resolve_bar(st, bars)
     if train_bar is not None:
         newest["tqdm"] = train_bar
@@ -193,6 +169,79 @@ def scan_chunk(
     for mk in markers:
         mk.final = mk.offset > base + progress_pos
     return _result(st, markers, len(data), skipped, reset, seen=seen)
+
+
+@dataclass
+class _Walk:
+    bars: dict[str, tuple[Hit, int]] = field(default_factory=dict)
+    newest: dict[str, tuple[Hit, int]] = field(default_factory=dict)
+    first_phase: tuple[Hit, int] | None = None
+    tb_pos: int | None = None
+    progress_seen: bool = False
+
+    def add(self, hit: Hit, pos: int, st: ScanState) -> None:
+        if self.first_phase is None and hit.phase and (hit.role != "noise" or st.value is None):
+            self.first_phase = (hit, pos)
+        if hit.bar is not None:
+            self.bars.setdefault(hit.bar, (hit, pos))
+            self.progress_seen = self.progress_seen or hit.role == "train"
+        else:
+            self.newest.setdefault(hit.slot, (hit, pos))
+            self.progress_seen = self.progress_seen or hit.slot in COUNTER_SLOTS
+
+
+def _collect(
+    buf: bytes, complete: int, st: ScanState, config: ScanConfig
+) -> tuple[
+    dict[str, tuple[Hit, int]], dict[str, tuple[Hit, int]], tuple[Hit, int] | None, int | None
+]:
+    """Newest hit per bar and per slot, the newest phase event, a final traceback's offset.
+
+    Lines are read newest first. The unterminated last line is read only as a tqdm frame
+    (tqdm's newest frame has no terminator until the next redraw), and only for a bar also
+    seen in complete lines or already in use: a nested bar's frame gets its ESC[A after the
+    frame, so cut before that an eval frame would otherwise pass for a new training bar.
+    A bar whose only frame so far is the last line is thus read one poll later.
+    """
+    walk = _Walk()
+    done_keys: set[tuple[bytes, ...]] = set()
+    tail_bar: tuple[Hit, int] | None = None
+    custom = config.regex
+    run_head, run_seg, run_nested = b"\0", b"\0", False  # the bar frames being skipped
+    for parts, offsets in _reverse_blocks(buf):
+        for i in range(len(parts) - 1, -1, -1):
+            line = parts[i]
+            if line.startswith(run_head) and run_seg in line and (ESC_UP in line) is run_nested:
+                continue  # fast path: another older frame of a bar already read
+            pos = offsets[i]
+            line = line.rstrip(b"\r\n")
+            if not line:
+                continue
+            if pos >= complete:
+                hit = parse_tqdm(line) if b"%|" in line else None
+                tail_bar = (hit, pos) if hit is not None and hit.bar is not None else None
+                continue
+            if walk.tb_pos is None and not walk.progress_seen and TRACEBACK in line:
+                walk.tb_pos = pos
+            key = None if custom is not None else quick_key(line)
+            if key is not None and key in done_keys:
+                if key[0] == b"bar":  # same description and percentage: skip its run cheaply
+                    run_head = line[: line.find(b"%|") + 2]
+                    run_seg, run_nested = b"/" + key[2] + b" [", key[3] == b"n"
+                continue  # an older frame of a bar (or dict kind) already read
+            hit = classify(line, custom, config.regex_counter)
+            if hit is None:
+                continue
+            if key is not None:
+                done_keys.add(key)
+            walk.add(hit, pos, st)
+    if tail_bar is not None and (tail_bar[0].bar in walk.bars or tail_bar[0].bar == st.bar):
+        hit, pos = tail_bar
+        assert hit.bar is not None
+        walk.bars[hit.bar] = tail_bar
+        if hit.phase and hit.role != "noise":
+            walk.first_phase = tail_bar
+    return walk.bars, walk.newest, walk.first_phase, walk.tb_pos
 
 
 def _result(
