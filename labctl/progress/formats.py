@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 SI = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
@@ -56,30 +55,6 @@ _NOISE = (
 _EVAL = ("eval", "valid", "test", "predict", "inference")
 # fmt: on
 
-# Log keys -> short names for the status table. verl names from volcengine/verl:
-# verl/trainer/ppo/ray_trainer.py (actor/entropy), verl/workers/actor/dp_actor.py
-# (actor/grad_norm, actor/ppo_kl, actor/pg_clipfrac, actor/kl_loss) and
-# verl/trainer/ppo/rollout_corr_helper.py (rollout_corr/*, "mismatch/*" in older releases).
-# fmt: off
-ALIASES: dict[str, str] = {
-    "loss": "loss", "train_loss": "loss", "train/loss": "loss",
-    "learning_rate": "lr", "lr": "lr", "actor/lr": "lr", "train/learning_rate": "lr",
-    "grad_norm": "grad_norm", "actor/grad_norm": "grad_norm", "train/grad_norm": "grad_norm",
-    "entropy": "entropy", "actor/entropy": "entropy", "objective/entropy": "entropy",
-    "actor/ppo_kl": "kl", "kl": "kl", "objective/kl": "kl",
-    "actor/kl_loss": "kl_ref",
-    "actor/pg_clipfrac": "clipfrac",
-    "actor/pg_loss": "pg_loss",
-    "rollout_corr/kl": "rollout_kl", "mismatch/kl": "rollout_kl",
-    "rollout_corr/k3_kl": "rollout_k3_kl", "mismatch/k3_kl": "rollout_k3_kl",
-    "rollout_corr/log_ppl_diff": "is_log_ratio", "mismatch/log_ppl_diff": "is_log_ratio",
-    "rollout_corr/rollout_is_mean": "is_mean", "mismatch/rollout_is_mean": "is_mean",
-    "training/rollout_probs_diff_mean": "probs_diff",
-    "critic/score/mean": "reward", "critic/rewards/mean": "reward", "reward": "reward",
-    "eval_loss": "eval_loss", "epoch": "epoch",
-}
-# fmt: on
-
 
 @dataclass(slots=True)
 class Hit:
@@ -109,13 +84,6 @@ def si_number(num: bytes | str, suffix: bytes | str = "") -> float:
 
 def _num(raw: bytes) -> float:
     return float(raw)  # float() accepts nan/inf spellings
-
-
-def canonical(raw: Mapping[str, float]) -> dict[str, float]:
-    """Short names for known keys. HF's end-of-training summary (`train_runtime`, an average
-    `train_loss`) does not overwrite the latest loss."""
-    skip = ("train_loss",) if "train_runtime" in raw else ()
-    return {ALIASES[k]: v for k, v in raw.items() if k in ALIASES and k not in skip}
 
 
 def _postfix(post: bytes | None) -> dict[str, float]:

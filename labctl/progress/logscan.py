@@ -9,8 +9,10 @@ from a cluster:
     store(result.state.to_dict())              # JSON; give it back as `state` next poll
 
 `scan_file(path, state)` does the three steps locally. Lines are split on both `\\r` and `\\n`
-(tqdm redraws with `\\r` only). An unterminated last line is parsed (it is tqdm's newest frame)
-and carried into the next chunk, so a chunk boundary inside a line loses nothing.
+(tqdm redraws with `\\r` only). The unterminated last line is read as tqdm's newest frame (of
+a bar already known) and carried into the next chunk, so a chunk boundary inside a line loses
+nothing. Every line of a chunk is considered, newest first, keeping the newest hit per format
+(older frames of a bar already read are skipped cheaply), so chunking never changes the answer.
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from labctl.progress.formats import MAX_METRICS, Hit, canonical, classify, parse_tqdm, quick_key
+from labctl.progress.fold import (
+    COUNTER_SLOTS,
+    resolve_bar,
+    update_counter,
+    update_metrics,
+    update_phase,
+)
+from labctl.progress.formats import Hit, classify, parse_tqdm, quick_key
 from labctl.progress.logstate import (
     DEFAULT_CONFIG,
     KiB,
@@ -42,9 +51,6 @@ __all__ = [
     "scan_chunk",
     "scan_file",
 ]
-# When several formats show up in one log, the counter comes from the first one present.
-PRIORITY = ("regex", "verl", "tqdm", "levanter", "hf_dict")
-COUNTER_SLOTS = frozenset(PRIORITY)
 ESC_UP = b"\x1b[A"
 SOURCE = {
     "regex": "log:regex",
@@ -82,22 +88,6 @@ def _reverse_blocks(buf: bytes, block: int = 256 * KiB) -> Iterator[tuple[list[b
         parts = buf[start:end].splitlines(keepends=True)
         yield parts, list(accumulate(map(len, parts), initial=start))
         end = start
-
-
-def _bar_rank(hit: Hit) -> list[float]:
-    return [0.0 if hit.nested else 1.0, 1.0 if hit.lightning else 0.0, float(hit.total or 0)]
-
-
-def _resolve_bar(st: ScanState, bars: dict[str, tuple[Hit, int]]) -> tuple[Hit, int] | None:
-    """The training bar: the known one, unless a better-ranked candidate shows up."""
-    candidates = [hp for hp in bars.values() if hp[0].role == "train"]
-    if not candidates:
-        return None
-    best = max(candidates, key=lambda hp: _bar_rank(hp[0]))
-    if st.bar is not None and best[0].bar != st.bar and _bar_rank(best[0]) <= st.bar_rank:
-        return bars.get(st.bar)  # the bar in use still ranks at least as high
-    st.bar, st.bar_rank = best[0].bar, _bar_rank(best[0])
-    return best
 
 
 def _prepare(
@@ -154,14 +144,14 @@ def scan_chunk(
     st.offset, st.size = end, size
 
     bars, newest, first_phase, tb_pos = _collect(buf, complete, st, config)
-    train_bar = _resolve_bar(st, bars)
+    train_bar = resolve_bar(st, bars)
     if train_bar is not None:
         newest["tqdm"] = train_bar
     st.slots = sorted(set(st.slots) | {k for k in newest if k not in ("checkpoint", "done")})
     progress_pos = max((p for k, (_, p) in newest.items() if k in COUNTER_SLOTS), default=-1)
-    seen = _update_counter(st, newest)
-    _update_metrics(st, newest)
-    _update_phase(st, first_phase, train_bar, newest, seen)
+    seen = update_counter(st, newest)
+    update_metrics(st, newest)
+    update_phase(st, first_phase, train_bar, newest, seen)
 
     markers = find_markers(buf[:complete], base, config.max_markers)
     if tb_pos is not None:
@@ -259,54 +249,3 @@ def _result(
         dict(st.metrics), dict(st.metrics_raw), markers, st.offset, st.size, nbytes,
         skipped, reset, st,
     )  # fmt: skip
-
-
-def _update_counter(st: ScanState, newest: dict[str, tuple[Hit, int]]) -> bool:
-    present = [s for s in PRIORITY if s in newest and newest[s][0].value is not None]
-    if not present:
-        return False
-    best = present[0]
-    if st.slot in PRIORITY and PRIORITY.index(st.slot) < PRIORITY.index(best):
-        return False  # the format in use outranks everything in this chunk and is absent
-    hit = newest[best][0]
-    st.slot, st.counter, st.value = best, hit.counter, hit.value
-    st.total = hit.total if hit.total is not None else (st.total if best == "tqdm" else None)
-    return True
-
-
-def _update_metrics(st: ScanState, newest: dict[str, tuple[Hit, int]]) -> None:
-    for hit, _ in sorted(newest.values(), key=lambda hp: hp[1]):
-        if hit.metrics:
-            st.metrics.update(canonical(hit.metrics))
-            st.metrics_raw.update(hit.metrics)
-    if len(st.metrics_raw) > MAX_METRICS:
-        st.metrics_raw = dict(list(st.metrics_raw.items())[-MAX_METRICS:])
-
-
-def _update_phase(
-    st: ScanState,
-    first: tuple[Hit, int] | None,
-    train_bar: tuple[Hit, int] | None,
-    newest: dict[str, tuple[Hit, int]],
-    seen: bool,
-) -> None:
-    if first is not None:
-        hit = first[0]
-        phase = hit.phase
-        if (
-            hit.bar is not None
-            and hit.role == "train"
-            and train_bar
-            and hit.bar != train_bar[0].bar
-        ):
-            phase = "eval"  # a smaller bar beside the training bar
-        st.phase = phase
-    done = [h for h, _ in newest.values() if h.finished]
-    if train_bar is not None and train_bar[0].finished:
-        done.append(train_bar[0])
-    if done and not st.finished:
-        st.finished, st.finished_value = True, st.value
-    elif st.finished and seen and st.finished_value is not None and st.value != st.finished_value:
-        st.finished, st.finished_value = False, None  # trained on (or restarted) after the end
-    if st.finished and st.phase == "train":
-        st.phase = "finished"
