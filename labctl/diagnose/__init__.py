@@ -43,7 +43,7 @@ line) is always given for log evidence.
 
 from __future__ import annotations
 
-from labctl.diagnose.catalog import Catalog, Entry, default_catalog, load_catalog
+from labctl.diagnose.catalog import Catalog, Entry
 from labctl.diagnose.check import self_check
 from labctl.diagnose.engine import (
     DEFAULT_MAX_WINDOW,
@@ -56,6 +56,7 @@ from labctl.diagnose.engine import (
     group,
 )
 from labctl.diagnose.fingerprint import fingerprint, normalise
+from labctl.diagnose.load import default_catalog, load_catalog
 from labctl.diagnose.rank import JobState
 from labctl.diagnose.reader import LogUnreadable
 

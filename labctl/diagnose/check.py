@@ -7,7 +7,8 @@ it won a line or matched a line another, more specific entry won.
 
 from __future__ import annotations
 
-from labctl.diagnose.catalog import Catalog, default_catalog
+from labctl.diagnose.catalog import Catalog
+from labctl.diagnose.load import default_catalog
 from labctl.diagnose.reader import scan_chunks
 
 

@@ -14,65 +14,26 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from labctl.diagnose import reader
-from labctl.diagnose.catalog import Catalog, default_catalog
-from labctl.diagnose.fingerprint import exception_type, fingerprint
-from labctl.diagnose.rank import CLUSTER_GAP, JobState, Ranked, rank
-from labctl.diagnose.scan import Hit, ScanResult, Traceback
+from labctl.diagnose.catalog import Catalog
+from labctl.diagnose.load import default_catalog
+from labctl.diagnose.rank import CLUSTER_GAP, JobState, Ranked
+from labctl.diagnose.record import Merged, build
+from labctl.diagnose.scan import DEFAULT_BLOCK
 from labctl.errors import UsageError
-from labctl.redact import Redactor, default_redactor
+from labctl.redact import Redactor
 
 DEFAULT_WINDOW = 4 << 20
 DEFAULT_MAX_WINDOW = 64 << 20
-EVIDENCE_HITS = 3
 SchedLike = JobState | Mapping[str, Any] | None
 
 
-class _Acc:
-    """Scan results of regions merged back-to-front (the last region first)."""
-
-    def __init__(self) -> None:
-        self.hits: dict[int, list[Hit]] = {}
-        self.counts: dict[int, int] = {}
-        self.lines = 0
-        self.bytes = 0
-        self.tail: list[str] = []
-        self.tbs: list[tuple[int, Traceback]] = []  # (header from_end, traceback)
-        self.regions = 0
-
-    def add(self, res: ScanResult) -> None:
-        n = res.lines
-        for i, eh in res.hits.items():
-            for h in eh.hits():
-                h.from_end = self.lines + n - h.rel + 1
-                self.hits.setdefault(i, []).append(h)
-            self.counts[i] = self.counts.get(i, 0) + eh.count
-        for tb in res.tracebacks:
-            self.tbs.append((self.lines + n - tb.rel + 1, tb))
-            if tb.exc_rel is not None:
-                tb.exc_rel = self.lines + n - tb.exc_rel + 1  # now a from_end
-        if self.regions == 0:
-            self.tail = res.tail
-        self.lines += n
-        self.bytes += res.bytes_in
-        self.regions += 1
-
-    def ranked(self, cat: Catalog, sched: JobState | None, complete: bool) -> Ranked:
-        for hs in self.hits.values():
-            for h in hs:
-                h.line = self.lines - h.from_end + 1 if complete else None
-        return rank(
-            cat, self.hits, self.counts, sched, complete=complete, saw_traceback=bool(self.tbs)
-        )
-
-
-def _conclusive(cat: Catalog, r: Ranked, acc: _Acc) -> bool:
+def _conclusive(cat: Catalog, r: Ranked, acc: Merged) -> bool:
     if r.decided_by in ("hung", "scheduler"):
         return True
     root = r.root
@@ -103,7 +64,7 @@ def diagnose_path(
     if js is not None and js.running and js.log_age is None:
         age = (time.time() if now is None else now) - p.stat().st_mtime
         js = JobState(js.state, js.exit_code, js.signal, js.reason, max(age, 0.0), js.hung_after)
-    acc = _Acc()
+    acc = Merged()
     if reader.is_gzip(p):
         acc.add(reader.stream_gzip(cat, p, threads))
         info: dict[str, Any] = {"mode": "stream", "complete": True}
@@ -131,7 +92,7 @@ def diagnose_path(
 def _read_file(
     cat: Catalog,
     f: Any,
-    acc: _Acc,
+    acc: Merged,
     *,
     size: int,
     js: JobState | None,
@@ -165,6 +126,7 @@ def diagnose_chunks(
     catalog: Catalog | None = None,
     redactor: Redactor | None = None,
     threads: int | None = None,
+    block: int = DEFAULT_BLOCK,
 ) -> dict[str, Any]:
     """Diagnose a stream of byte chunks (stdin, a remote `tail -c`), scanned as it comes.
 
@@ -172,8 +134,8 @@ def diagnose_chunks(
     numbers are only given from the end.
     """
     cat = catalog or default_catalog()
-    acc = _Acc()
-    acc.add(reader.scan_chunks(cat, chunks, tail=tail, threads=threads))
+    acc = Merged()
+    acc.add(reader.scan_chunks(cat, chunks, tail=tail, threads=threads, block=block))
     js = JobState.coerce(sched)
     ranked = acc.ranked(cat, js, not tail)
     info: dict[str, Any] = {"mode": "stream", "complete": not tail, "size": None}
@@ -183,165 +145,6 @@ def diagnose_chunks(
 
 def diagnose_text(text: str, **kw: Any) -> dict[str, Any]:
     return diagnose_chunks([text.encode("utf-8")], **kw)
-
-
-# -- the diagnosis record -------------------------------------------------------------------
-def _title(template: str, groups: Mapping[str, str]) -> str:
-    out = re.sub(r"\{(\w+)\}", lambda m: groups.get(m.group(1), ""), template)
-    return re.sub(r"[:\s]+$", "", out)
-
-
-def _action(cat: Catalog, action: Mapping[str, Any], groups: Mapping[str, str]) -> dict[str, Any]:
-    out = dict(action)
-    if out.get("type") == "install_module":
-        grp = str(out.get("from_group", "module"))
-        module = groups.get(grp)
-        out["module"] = module
-        top = module.split(".")[0] if module else None
-        out["package"] = cat.module_packages.get(top, top) if top else None
-    return out
-
-
-def _loc(h: Hit, complete: bool) -> dict[str, Any]:
-    if h.synthetic == "scheduler":
-        return {"line": None, "line_from_end": None}
-    return {"line": h.line if complete else None, "line_from_end": h.from_end}
-
-
-def _item(
-    origin: str,
-    from_end: int | None,
-    text: str,
-    before: list[str] | None = None,
-    red: Redactor | None = None,
-) -> dict[str, Any]:
-    r = red.text if red is not None else str
-    return {
-        "origin": origin,
-        "line": None,
-        "line_from_end": from_end,
-        "text": r(text),
-        "before": [r(t) for t in before or []],
-        "after": [],
-    }
-
-
-def _evidence(h: Hit, complete: bool, red: Redactor) -> dict[str, Any]:
-    origin = h.synthetic or "log"
-    item: dict[str, Any] = {"origin": origin, **_loc(h, complete), "text": red.text(h.text)}
-    item["before"] = [red.text(t) for t in h.before]
-    item["after"] = [red.text(t) for t in h.after]
-    return item
-
-
-def build(
-    cat: Catalog,
-    r: Ranked,
-    acc: _Acc,
-    *,
-    js: JobState | None,
-    source: str | None,
-    info: dict[str, Any],
-    redactor: Redactor | None = None,
-) -> dict[str, Any]:
-    red = redactor or default_redactor()
-    complete = bool(info.get("complete"))
-    last_tb = min(acc.tbs, key=lambda t: t[0]) if acc.tbs else None
-    out: dict[str, Any] = {"kind": "diagnosis", "source": source, "failed": False}
-    evidence: list[dict[str, Any]] = []
-    exc: str | None = None
-    if r.root is not None:
-        e, h = r.root.entry, r.root.hit
-        exc = h.groups.get("exc") or exception_type(h.text)
-        fp = fingerprint(e.category, e.id, exc, h.key or h.text)
-        evidence.append(_evidence(h, complete, red))
-        more = [x for x in acc.hits.get(r.root.idx, []) if x is not h]
-        for x in sorted(more, key=lambda x: -x.from_end)[: EVIDENCE_HITS - 1]:
-            evidence.append(_evidence(x, complete, red))
-        groups = h.groups
-    elif r.unknown:
-        e = cat.entry("unknown")
-        groups = {}
-        text = _unknown_text(acc, last_tb, js)
-        exc = exception_type(text) if text else None
-        fp = fingerprint(e.category, e.id, exc, text)
-        if last_tb is not None:
-            tb = last_tb[1]
-            excerpt = tb.excerpt or [""]
-            evidence.append(_item("traceback", last_tb[0], excerpt[-1], excerpt[:-1], red))
-        if acc.tail:
-            evidence.append(_item("tail", 1, acc.tail[-1], acc.tail[:-1], red))
-    else:
-        e = None
-    if e is not None:
-        out.update(
-            failed=True,
-            category=e.category,
-            catalog_id=e.id,
-            title=_title(e.title, groups),
-            severity=e.severity,
-            retryable=e.retryable,
-            fix=e.fix,
-            action=_action(cat, e.action, groups),
-            exception_type=exc,
-            fingerprint=fp,
-        )
-    else:
-        out.update(category="healthy", catalog_id=None, title=None, severity=None)
-        out.update(retryable=None, fix=None, action=None, exception_type=None, fingerprint=None)
-    root_in_log = r.root is not None and r.root.hit.synthetic is None
-    if r.decided_by == "scheduler" and js is not None and root_in_log:
-        evidence.append(_item("scheduler", None, f"scheduler state {js.state}"))
-    also = []
-    for c, why in r.also:
-        also.append(
-            {
-                "catalog_id": c.entry.id,
-                "category": c.entry.category,
-                "role": c.entry.role,
-                **_loc(c.hit, complete),
-                "count": c.count,
-                "text": red.text(c.hit.text),
-                "why": why,
-            }
-        )
-    events = [
-        {"catalog_id": c.entry.id, **_loc(c.hit, complete), "text": red.text(c.hit.text)}
-        for c in r.events
-    ]
-    out.update(
-        confidence=r.confidence,
-        decided_by=r.decided_by,
-        evidence=evidence,
-        also_matched=also,
-        events=events,
-        requeued=any(c.entry.category == "requeue" for c in r.events),
-        last_traceback=_tb_record(last_tb, red),
-        bytes_read=acc.bytes,
-        window=info,
-        scheduler=js.record() if js is not None else None,
-    )
-    return out
-
-
-def _unknown_text(acc: _Acc, last_tb: tuple[int, Traceback] | None, js: JobState | None) -> str:
-    if last_tb is not None:
-        tb = last_tb[1]
-        return tb.exc_text or (tb.excerpt[-1] if tb.excerpt else "traceback")
-    for line in reversed(acc.tail):
-        if line.strip():
-            return line
-    return f"exit code {js.codes[0]}" if js and js.codes else "no output"
-
-
-def _tb_record(tb: tuple[int, Traceback] | None, red: Redactor) -> dict[str, Any] | None:
-    if tb is None:
-        return None
-    return {
-        "line_from_end": tb[0],
-        "exception": red.text(tb[1].exc_text) if tb[1].exc_text else None,
-        "excerpt": [red.text(t) for t in tb[1].excerpt],
-    }
 
 
 # -- grouping, catalog ----------------------------------------------------------------------

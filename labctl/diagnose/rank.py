@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labctl.diagnose.catalog import Catalog, Entry
-from labctl.diagnose.scan import Hit
+from labctl.diagnose.hits import Hit
 
 CLUSTER_GAP = 2000
 MESSAGE_LINES = 3
@@ -239,33 +239,44 @@ def _edge(cat: Catalog, d: int, c: int) -> int:
     return 1 if c in cat.explains_later[d] else 0
 
 
-def _explainer(cat: Catalog, c: Cand, fatal: list[Cand], first: dict[int, Cand]) -> Cand | None:
-    for d_idx, d in first.items():
+def _explainer(cat: Catalog, c: Cand, by_entry: dict[int, list[Cand]], gap: int) -> Cand | None:
+    """The fatal hit that explains `c`: an `explains` edge (any order) or an `explains_later`
+    edge from an earlier hit, within `gap` lines (scheduler-derived hits have no position)."""
+    for d_idx, ds in by_entry.items():
         if d_idx == c.idx:
             continue
         s, back = _edge(cat, d_idx, c.idx), _edge(cat, c.idx, d_idx)
-        if s == 2 and back < 2:
-            return d
-        if s == 1 and d.hit.from_end > c.hit.from_end and back < 1:
-            return d
-        if s == 1 and back == 1 and d.hit.from_end > c.hit.from_end:
-            # each explains the other when later: the earlier one is the cause
-            return d
+        if s == 0 or back == 2:  # no edge, or c explains d whatever the order
+            continue
+        near = [d for d in ds if _close(d, c, gap)]
+        if s == 1:
+            near = [d for d in near if d.hit.from_end > c.hit.from_end]
+        if near:
+            return max(near, key=lambda d: d.hit.from_end)
     return None
+
+
+def _close(d: Cand, c: Cand, gap: int) -> bool:
+    if d.hit.synthetic == "scheduler" or c.hit.synthetic == "scheduler":
+        return True
+    return abs(d.hit.from_end - c.hit.from_end) <= gap
 
 
 def _rank_fatal(
     cat: Catalog, fatal: list[Cand], cands: list[Cand], complete: bool, gap: int
 ) -> Ranked:
-    first: dict[int, Cand] = {}
-    for c in sorted(fatal, key=lambda c: -c.hit.from_end):
-        first.setdefault(c.idx, c)
-    explained: dict[int, tuple[Cand, Cand]] = {}
+    by_entry: dict[int, list[Cand]] = {}
     for c in fatal:
-        d = _explainer(cat, c, fatal, first)
+        by_entry.setdefault(c.idx, []).append(c)
+    explained: dict[int, tuple[Cand, Cand]] = {}
+    for c in cands:
+        d = _explainer(cat, c, by_entry, gap)
         if d is not None:
             explained[id(c)] = (c, d)
     free = [c for c in fatal if id(c) not in explained] or list(fatal)
+    fatal_ids = {id(c) for c in fatal}
+    if not any(id(c) not in explained for c in fatal):
+        explained = {k: v for k, v in explained.items() if k not in fatal_ids}
     free.sort(key=lambda c: (c.hit.from_end, -c.entry.specificity))
     cluster = [free[0]]
     for c in free[1:]:

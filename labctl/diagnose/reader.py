@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from labctl.diagnose.catalog import Catalog
-from labctl.diagnose.scan import Scanner, ScanResult
+from labctl.diagnose.hits import ScanResult
+from labctl.diagnose.scan import DEFAULT_BLOCK, Scanner
 from labctl.errors import BackendError
 
 READ_SIZE = 8 << 20
@@ -56,9 +57,14 @@ def unreadable(path: str | Path, exc: BaseException) -> LogUnreadable:
 
 
 def scan_chunks(
-    cat: Catalog, chunks: Iterable[bytes], *, tail: bool = False, threads: int | None = None
+    cat: Catalog,
+    chunks: Iterable[bytes],
+    *,
+    tail: bool = False,
+    threads: int | None = None,
+    block: int = DEFAULT_BLOCK,
 ) -> ScanResult:
-    scanner = Scanner(cat, threads=threads, skip_partial_first=tail)
+    scanner = Scanner(cat, threads=threads, skip_partial_first=tail, block=block)
     for chunk in chunks:
         scanner.feed(bytes(chunk))
     return scanner.finish()

@@ -38,9 +38,14 @@ def split_flags(pattern: str) -> tuple[str, str]:
     return m.group(1), pattern[m.end() :]
 
 
+_NAMED = re.compile(r"(?<!\\)((?:\\\\)*)\(\?P<\w+>")
+
+
 def scoped(pattern: str) -> str:
-    """A pattern safe to embed in an alternation: leading `(?i)` becomes `(?i:...)`."""
+    """A pattern safe to embed in an alternation: leading `(?i)` becomes `(?i:...)` and named
+    groups become plain groups (names may repeat across patterns)."""
     flags, body = split_flags(pattern)
+    body = _NAMED.sub(r"\1(?:", body)
     return f"(?{flags}:{body})" if flags else f"(?:{body})"
 
 
@@ -78,7 +83,9 @@ def compile_alternation(patterns: Sequence[str], *, use_re2: bool = HAVE_RE2) ->
     if use_re2 and _re2 is not None:
         if not patterns:
             body = "[^\\x00-\\xff]"  # matches nothing (RE2 has no (?!))
-        return _re2.compile(("(?m)" + body).encode("utf-8"), _re2_options(use_re2))
+        opts = _re2_options(use_re2)
+        opts.never_capture = True  # only the match start is used
+        return _re2.compile(("(?m)" + body).encode("utf-8"), opts)
     return re.compile(("(?m)" + body).encode("utf-8"))
 
 

@@ -15,99 +15,57 @@ break is cut there (and counts as a line).
 
 from __future__ import annotations
 
-import bisect
 import os
 import re
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from labctl.diagnose.catalog import Catalog
+from labctl.diagnose.hits import (
+    KEEP,
+    MAX_TEXT,
+    EntryHits,
+    Hit,
+    ScanResult,
+    Traceback,
+    clip,
+    strip_prefix,
+)
+from labctl.diagnose.lines import (
+    MAX_LINE,
+    find_candidates,
+    last_lines,
+    last_lines_bytes,
+    lines_after,
+    lines_before,
+)
 
 DEFAULT_BLOCK = 8 << 20
-MAX_LINE = 1 << 20  # bytes without a line break before a forced cut
 MAX_MATCH = 64 << 10  # bytes of a long line given to the per-entry check (around the match)
-MAX_TEXT = 400  # characters kept per evidence line
-MAX_LOOK = 256 << 10
 CONTEXT_BEFORE = 3
 CONTEXT_AFTER = 2
 TAIL_LINES = 10
-KEEP = 3
 TB_MAX_LINES = 400
 PARALLEL_MIN = 2 << 20
+CRLF_PROBES = 4
+Spans = list[tuple[int, int, int]]
 _TB = b"Traceback (most recent call last)"
-_PREFIX = re.compile(
-    rb"^(?:(?:\[[^\]\n]{0,60}\]:?|\([^)\n]{0,60}\)|\d{1,5}:|<std(?:err|out)>:?) ?)*"
-)
 _EXC = re.compile(rb"^(?P<exc>[A-Za-z_][\w.]*)(?::|\s*$)")
 
 
-def clip(raw: bytes, limit: int = MAX_TEXT) -> str:
-    """Bytes of one line -> text for evidence: decoded, right-stripped, capped."""
-    text = raw[: limit * 4].decode("utf-8", "replace").rstrip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def strip_prefix(raw: bytes) -> bytes:
-    """Drop launcher prefixes (`[rank0]:`, `0:`, `(pid=1)`, `<stderr>:`) from a line."""
-    return raw[_PREFIX.match(raw).end() :]  # type: ignore[union-attr]
-
-
-@dataclass(slots=True)
-class Hit:
-    entry: int
-    rel: int
-    text: str
-    before: tuple[str, ...] = ()
-    after: tuple[str, ...] = ()
-    groups: dict[str, str] = field(default_factory=dict)
-    shadowed: tuple[int, ...] = ()
-    synthetic: str | None = None
-    key: str = ""  # the line from the start of the catalog match: the fingerprint's message
-    from_end: int = 0  # set by the engine: 1 = last line, 0 = after the log (scheduler)
-    line: int | None = None  # set by the engine when the absolute number is known
-
-
-@dataclass
-class EntryHits:
-    count: int = 0
-    first: list[Hit] = field(default_factory=list)
-    last: list[Hit] = field(default_factory=list)
-
-    def add(self, hit: Hit, keep: int = KEEP) -> None:
-        self.count += 1
-        for lst, drop_last in ((self.first, True), (self.last, False)):
-            bisect.insort(lst, hit, key=lambda h: h.rel)
-            if len(lst) > keep:
-                lst.pop(-1 if drop_last else 0)
-
-    def hits(self) -> list[Hit]:
-        seen: dict[int, Hit] = {}
-        for h in self.first + self.last:
-            seen.setdefault(h.rel, h)
-        return [seen[k] for k in sorted(seen)]
-
-
-@dataclass
-class Traceback:
-    rel: int
-    exc_rel: int | None = None
-    exc_text: str | None = None
-    excerpt: list[str] = field(default_factory=list)
-    frames: deque[bytes] = field(default_factory=lambda: deque(maxlen=4))
-    seen: int = 0
-    header: bytes = b""
-    ignored: bool = False  # printed under "Exception ignored in": never fatal
-
-
-@dataclass
-class ScanResult:
-    hits: dict[int, EntryHits]
-    shadow_counts: dict[int, int]
-    lines: int
-    bytes_in: int
-    tail: list[str]
-    tracebacks: list[Traceback]
+def normalise_breaks(data: bytes) -> bytes:
+    """`\\r` and `\\r\\n` -> `\\n`. A lone-`\\r` chunk (tqdm frames) takes the fast one-pass
+    replace; the slower two-pass one runs when one of the first few `\\r` is a `\\r\\n`."""
+    i = data.find(b"\r")
+    if i < 0:
+        return data
+    for _ in range(CRLF_PROBES):
+        if data[i + 1 : i + 2] == b"\n":
+            return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        i = data.find(b"\r", i + 1)
+        if i < 0:
+            break
+    return data.replace(b"\r", b"\n")
 
 
 class Scanner:
@@ -162,8 +120,7 @@ class Scanner:
         if not data:
             return
         self._cr = data[-1:] == b"\r"
-        if b"\r" in data:
-            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        data = normalise_breaks(data)
         self._pieces.append(data)
         self._plen += len(data)
         if self._plen >= self.block:
@@ -192,7 +149,7 @@ class Scanner:
         return pos + 1
 
     def _process(self, final: bool) -> None:
-        data = self._look + b"".join(self._pieces)
+        data = b"".join([self._look, *self._pieces])  # the one copy per block
         start, n = len(self._look), len(data)
         forced = False
         if final:
@@ -208,13 +165,18 @@ class Scanner:
         base = self._lines
         if self._tb is not None:
             self._continue_tb(data, start, n, base, final)
-        spans = self._candidates(data, start, end)
+        pending = self._submit(data, start, end)
+        nl = data.count(b"\n", start, end)  # overlaps the RE2 threads (they release the GIL)
+        spans = [
+            span
+            for part in pending
+            for span in (part.result() if isinstance(part, Future) else part)
+        ]
         cpos, cline = start, base + 1
         for ls, le, s in spans:
             cline += data.count(b"\n", cpos, ls)
             cpos = ls
             self._line(data, ls, le, s, rel=cline, n=n, final=final)
-        nl = data.count(b"\n", start, end)
         self._lines = (
             base
             + nl
@@ -224,15 +186,16 @@ class Scanner:
             if final or rel <= self._lines:
                 self._record(self._pending_exc.pop(rel))
         if final:
-            self._tail = _last_lines(data, n, TAIL_LINES)
-        self._look = _last_lines_bytes(data, end, self.L) if not final else b""
+            self._tail = last_lines(data, n, TAIL_LINES)
+        self._look = last_lines_bytes(data, end, self.L) if not final else b""
         self._pieces = [data[end:]] if end < n else []
         self._plen = n - end
 
-    def _candidates(self, data: bytes, start: int, end: int) -> list[tuple[int, int, int]]:
+    def _submit(self, data: bytes, start: int, end: int) -> list[Future[Spans] | Spans]:
+        """Candidate lines of [start, end): futures (RE2 in threads) or a computed list."""
         size = end - start
         if self.threads <= 1 or size < PARALLEL_MIN or not self.cat.use_re2:
-            return _find(self.cat, data, start, end)
+            return [find_candidates(self.cat, data, start, end)]
         parts, lo = [], start
         step = size // self.threads
         for k in range(1, self.threads):
@@ -244,11 +207,7 @@ class Scanner:
         parts.append((lo, end))
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="diagnose")
-        futs = [self._pool.submit(_find, self.cat, data, a, b) for a, b in parts]
-        out: list[tuple[int, int, int]] = []
-        for f in futs:
-            out.extend(f.result())
-        return out
+        return [self._pool.submit(find_candidates, self.cat, data, a, b) for a, b in parts]
 
     # -- one candidate line -----------------------------------------------------------------
     def _line(
@@ -264,7 +223,7 @@ class Scanner:
         for i in self.cat.match_line(line):
             if self.cat.near_rx[i]:
                 k = self.cat.entries[i].near_lines
-                ctx = [*_before(data, ls, k), line, *_after(data, le, k, n)]
+                ctx = [*lines_before(data, ls, k), line, *lines_after(data, le, k, n)]
                 if not self.cat.near_ok(i, ctx):
                     continue
             if winner is None:
@@ -283,7 +242,7 @@ class Scanner:
         if _TB in line:
             if self._tb is not None:
                 self._end_tb(self._tb, None, None)
-            prev = _before(data, ls, 1)
+            prev = lines_before(data, ls, 1)
             ignored = bool(prev) and b"Exception ignored" in prev[0]
             self._tb = Traceback(rel=rel, header=line[:MAX_TEXT], ignored=ignored)
             self._tb_next = rel + 1
@@ -295,8 +254,8 @@ class Scanner:
             rel=rel,
             text=clip(line),
             key=clip(line[self.cat.match_start(i, line) :]),
-            before=tuple(clip(b) for b in _before(data, ls, CONTEXT_BEFORE)),
-            after=tuple(clip(b) for b in _after(data, le, CONTEXT_AFTER, n)),
+            before=tuple(clip(b) for b in lines_before(data, ls, CONTEXT_BEFORE)),
+            after=tuple(clip(b) for b in lines_after(data, le, CONTEXT_AFTER, n)),
             groups=self.cat.groups(i, line) if self.cat.capture_rx[i] else {},
         )
 
@@ -368,60 +327,3 @@ class Scanner:
         hit.key = clip(strip_prefix(raw))
         hit.synthetic = "traceback"
         self._pending_exc[rel] = hit
-
-
-def _find(cat: Catalog, data: bytes, lo: int, hi: int) -> list[tuple[int, int, int]]:
-    """(line start, line end, match position) of each line the prefilter matches."""
-    rx = cat.prefilter
-    out = []
-    pos = lo
-    while pos < hi:
-        m = rx.search(data, pos, hi)
-        if m is None:
-            break
-        s = m.start()
-        ls = data.rfind(b"\n", lo, s) + 1 or lo
-        le = data.find(b"\n", s, hi)
-        if le < 0:
-            le = hi
-        out.append((ls, le, s))
-        pos = le + 1
-    return out
-
-
-def _before(data: bytes, ls: int, k: int) -> list[bytes]:
-    out: list[bytes] = []
-    p = ls - 1
-    while k > 0 and p >= 0:
-        q = data.rfind(b"\n", max(0, p - MAX_LINE), p)
-        out.append(data[max(q + 1, p - MAX_TEXT * 4) : p])
-        p, k = q, k - 1
-    out.reverse()
-    return out
-
-
-def _after(data: bytes, le: int, k: int, hi: int) -> list[bytes]:
-    out: list[bytes] = []
-    p = le + 1
-    while k > 0 and p < hi:
-        e = data.find(b"\n", p, hi)
-        if e < 0:
-            e = hi
-        out.append(data[p : min(e, p + MAX_TEXT * 4)])
-        p, k = e + 1, k - 1
-    return out
-
-
-def _last_lines_bytes(data: bytes, end: int, k: int) -> bytes:
-    p = end - 1
-    for _ in range(k):
-        p = data.rfind(b"\n", max(0, end - MAX_LOOK), p)
-        if p < 0:
-            break
-    s = p + 1
-    return data[s:end] if end - s <= MAX_LOOK else b""
-
-
-def _last_lines(data: bytes, n: int, k: int) -> list[str]:
-    end = n - 1 if data[n - 1 : n] == b"\n" else n
-    return [clip(b) for b in _before(data, end + 1, k)] if end >= 0 else []

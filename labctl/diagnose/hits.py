@@ -1,0 +1,86 @@
+"""What a scan yields: hits (one matched line each), per-entry hit lists, tracebacks.
+
+Per entry only the first and last `keep` hits are kept (with the total count), so memory
+does not grow with the log.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import deque
+from dataclasses import dataclass, field
+
+MAX_TEXT = 400  # characters kept per evidence line
+KEEP = 3
+_PREFIX = re.compile(
+    rb"^(?:(?:\[[^\]\n]{0,60}\]:?|\([^)\n]{0,60}\)|\d{1,5}:|<std(?:err|out)>:?) ?)*"
+)
+
+
+def clip(raw: bytes, limit: int = MAX_TEXT) -> str:
+    """Bytes of one line -> text for evidence: decoded, right-stripped, capped."""
+    text = raw[: limit * 4].decode("utf-8", "replace").rstrip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def strip_prefix(raw: bytes) -> bytes:
+    """Drop launcher prefixes (`[rank0]:`, `0:`, `(pid=1)`, `<stderr>:`) from a line."""
+    return raw[_PREFIX.match(raw).end() :]  # type: ignore[union-attr]
+
+
+@dataclass(slots=True)
+class Hit:
+    entry: int
+    rel: int
+    text: str
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    groups: dict[str, str] = field(default_factory=dict)
+    shadowed: tuple[int, ...] = ()
+    synthetic: str | None = None
+    key: str = ""  # the line from the start of the catalog match: the fingerprint's message
+    from_end: int = 0  # set by the engine: 1 = last line, 0 = after the log (scheduler)
+    line: int | None = None  # set by the engine when the absolute number is known
+
+
+@dataclass
+class EntryHits:
+    count: int = 0
+    first: list[Hit] = field(default_factory=list)
+    last: list[Hit] = field(default_factory=list)
+
+    def add(self, hit: Hit, keep: int = KEEP) -> None:
+        self.count += 1
+        for lst, drop_last in ((self.first, True), (self.last, False)):
+            bisect.insort(lst, hit, key=lambda h: h.rel)
+            if len(lst) > keep:
+                lst.pop(-1 if drop_last else 0)
+
+    def hits(self) -> list[Hit]:
+        seen: dict[int, Hit] = {}
+        for h in self.first + self.last:
+            seen.setdefault(h.rel, h)
+        return [seen[k] for k in sorted(seen)]
+
+
+@dataclass
+class Traceback:
+    rel: int
+    exc_rel: int | None = None
+    exc_text: str | None = None
+    excerpt: list[str] = field(default_factory=list)
+    frames: deque[bytes] = field(default_factory=lambda: deque(maxlen=4))
+    seen: int = 0
+    header: bytes = b""
+    ignored: bool = False  # printed under "Exception ignored in": never fatal
+
+
+@dataclass
+class ScanResult:
+    hits: dict[int, EntryHits]
+    shadow_counts: dict[int, int]
+    lines: int
+    bytes_in: int
+    tail: list[str]
+    tracebacks: list[Traceback]

@@ -1,0 +1,66 @@
+"""Line helpers over a block of log bytes (line breaks already normalised to `\\n`)."""
+
+from __future__ import annotations
+
+from labctl.diagnose.catalog import Catalog
+from labctl.diagnose.hits import MAX_TEXT, clip
+
+MAX_LINE = 1 << 20  # bytes without a line break before a forced cut
+MAX_LOOK = 256 << 10
+
+
+def find_candidates(cat: Catalog, data: bytes, lo: int, hi: int) -> list[tuple[int, int, int]]:
+    """(line start, line end, match position) of each line the prefilter matches."""
+    rx = cat.prefilter
+    out = []
+    pos = lo
+    while pos < hi:
+        m = rx.search(data, pos, hi)
+        if m is None:
+            break
+        s = m.start()
+        ls = data.rfind(b"\n", lo, s) + 1 or lo
+        le = data.find(b"\n", s, hi)
+        if le < 0:
+            le = hi
+        out.append((ls, le, s))
+        pos = le + 1
+    return out
+
+
+def lines_before(data: bytes, ls: int, k: int) -> list[bytes]:
+    out: list[bytes] = []
+    p = ls - 1
+    while k > 0 and p >= 0:
+        q = data.rfind(b"\n", max(0, p - MAX_LINE), p)
+        out.append(data[max(q + 1, p - MAX_TEXT * 4) : p])
+        p, k = q, k - 1
+    out.reverse()
+    return out
+
+
+def lines_after(data: bytes, le: int, k: int, hi: int) -> list[bytes]:
+    out: list[bytes] = []
+    p = le + 1
+    while k > 0 and p < hi:
+        e = data.find(b"\n", p, hi)
+        if e < 0:
+            e = hi
+        out.append(data[p : min(e, p + MAX_TEXT * 4)])
+        p, k = e + 1, k - 1
+    return out
+
+
+def last_lines_bytes(data: bytes, end: int, k: int) -> bytes:
+    p = end - 1
+    for _ in range(k):
+        p = data.rfind(b"\n", max(0, end - MAX_LOOK), p)
+        if p < 0:
+            break
+    s = p + 1
+    return data[s:end] if end - s <= MAX_LOOK else b""
+
+
+def last_lines(data: bytes, n: int, k: int) -> list[str]:
+    end = n - 1 if data[n - 1 : n] == b"\n" else n
+    return [clip(b) for b in lines_before(data, end + 1, k)] if end >= 0 else []
