@@ -11,10 +11,10 @@ poller's clock), nothing is read or written here. The rules:
 - `running-stalled` after `misses_to_stall` (2) consecutive polls with no rise for longer
   than the allowance = max(2 poll intervals, 3 x p90 of the job's own inter-advance
   intervals, floor 45 min) + a phase allowance (checkpoint save, eval), or a per-job override.
-- A hard death marker (slurmstepd kill line; a final oom-kill or NCCL watchdog timeout)
-  overrides with a terminal verdict: timeout / preempted / cancelled / failed. A soft one (a
-  final traceback, CUDA OOM/error, srun task exit) becomes `failed` when the next poll shows
-  no growth since.
+- A hard death marker (slurmstepd kill line, oom-kill, NCCL watchdog timeout) with no progress
+  after it overrides with a terminal verdict: timeout / preempted / cancelled / failed. A soft
+  one (a final traceback, CUDA OOM/error, srun task exit) becomes `failed` when the next poll
+  shows no growth since.
 """
 
 from __future__ import annotations
@@ -153,12 +153,13 @@ def _marker(m: Any) -> dict[str, Any]:
 
 
 def _terminal(markers: list[dict[str, Any]], requeued: bool) -> dict[str, Any] | None:
+    """The newest hard marker with no progress after it. One followed by progress is history:
+    a step that died while training went on, or a kill line from an earlier attempt in a log
+    opened for append (a job that is really dying is TIMEOUT/PREEMPTED by the next poll)."""
+    if requeued:
+        return None
     for m in reversed(markers):
-        if m.get("severity") != "hard":
-            continue
-        if m.get("kind") == "slurm_cancel" and not requeued:
-            return m  # the job goes whatever it prints during the kill wait
-        if m.get("kind") != "slurm_cancel" and m.get("final"):
+        if m.get("severity") == "hard" and m.get("final"):
             return m
     return None
 
