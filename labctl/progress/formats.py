@@ -45,15 +45,15 @@ _LIGHTNING_DONE = b"`Trainer.fit` stopped"
 DICT_MAX = 16384
 MAX_METRICS = 64
 
-# A bar whose description contains one of these is not training progress.
-# fmt: off
-_NOISE = (
-    "map", "filter", "load", "download", "generating", "tokeniz", "fetching", "processed prompts",
-    "adding requests", "capturing", "saving", "upload", "resolving", "shard", "extract", "preproc",
-    "compil", "computing", "writing", "reading", "rendering", "sampling", "creating",
+# A bar whose description has a word starting so is not training progress (data loading and
+# preparation, checkpoint I/O, rollout generation) or is an evaluation.
+_NOISE = re.compile(
+    r"\b(?:map|filter|load|download|generat|tokeniz|fetch|processed prompts|adding requests"
+    r"|captur|sav|upload|resolv|shard|extract|preproc|compil|comput|writ|read|render|sampl"
+    r"|creat|sanity)",
+    re.IGNORECASE,
 )
-_EVAL = ("eval", "valid", "test", "predict", "inference")
-# fmt: on
+_EVAL = re.compile(r"\b(?:eval|valid|test|predict|inference)", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -95,12 +95,11 @@ def _postfix(post: bytes | None) -> dict[str, float]:
 
 
 def _role(desc: str) -> str:
-    low = desc.lower()
-    if low.startswith("sanity"):
-        return "noise"
-    if any(word in low for word in _EVAL):
+    if desc.lower().startswith("sanity"):
+        return "noise"  # Lightning's sanity check runs validation batches before training
+    if _EVAL.search(desc):
         return "eval"
-    if any(word in low for word in _NOISE):
+    if _NOISE.search(desc):
         return "noise"
     return "train"
 
