@@ -60,7 +60,7 @@ def test_example_alone_diagnoses_to_its_category(ident: str, line: str) -> None:
 def test_self_check_is_clean_and_covers_the_issue() -> None:
     assert self_check() == []
     cat = default_catalog()
-    assert COVERAGE <= {e.category for e in cat.entries}
+    assert {e.category for e in cat.entries} >= COVERAGE
     for e in cat.entries:
         assert e.role == "meta" or e.examples, f"{e.id} has no examples"
         assert e.fix and e.action["type"]
@@ -161,7 +161,8 @@ disabled = true
 )
 def test_bad_user_catalog_names_file_entry_field(tmp_path: Path, body: str, message: str) -> None:
     p = _write(
-        tmp_path, f'[[entry]]\nid = "bad"\ntitle = "t"\ncategory = "code_error"\nfix = "f"\n{body}\n'
+        tmp_path,
+        f'[[entry]]\nid = "bad"\ntitle = "t"\ncategory = "code_error"\nfix = "f"\n{body}\n',
     )
     with pytest.raises(ConfigError) as err:
         load_catalog([p])

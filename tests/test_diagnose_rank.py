@@ -9,10 +9,18 @@ from labctl.diagnose import JobState, diagnose_text
 from labctl.redact import Redactor
 
 TB = 'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    main()\n'
-OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 3 has a total capacity of 79.15 GiB of which 1.25 MiB is free."
-WATCHDOG = "[rank{r}]:[E ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600041 milliseconds before timing out."
+OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. "
+    "GPU 3 has a total capacity of 79.15 GiB of which 1.25 MiB is free."
+)
+WATCHDOG = (
+    "[rank{r}]:[E ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "
+    "operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+    "Timeout(ms)=600000) ran for 600041 milliseconds before timing out."
+)
 TRAINING = "".join(
-    f"{{'loss': {1.5 - i / 1000:.4f}, 'grad_norm': 0.8, 'learning_rate': 2e-05, 'epoch': {i / 100:.2f}}}\n"
+    f"{{'loss': {1.5 - i / 1000:.4f}, 'grad_norm': 0.8, 'learning_rate': 2e-05, "
+    f"'epoch': {i / 100:.2f}}}\n"
     for i in range(50)
 )
 
@@ -47,7 +55,7 @@ def test_child_failed_wrapper_never_wins_over_the_worker_error() -> None:
     wrapper = (
         "E0101 12:00:00.000 1 torch/distributed/elastic/multiprocessing/api.py:869] failed "
         "(exitcode: 1) local_rank: 0 (pid: 2930) of binary: /usr/bin/python3\n"
-        "Traceback (most recent call last):\n  File \"/usr/bin/torchrun\", line 8, in <module>\n"
+        'Traceback (most recent call last):\n  File "/usr/bin/torchrun", line 8, in <module>\n'
         "    sys.exit(main())\n"
         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
         "============================================================\n"
@@ -67,7 +75,8 @@ def test_chained_traceback_first_exception_is_the_root() -> None:
     log = (
         TB + "OSError: [Errno 28] No space left on device: '/ckpt/run1/checkpoint-500'\n\n"
         "The above exception was the direct cause of the following exception:\n\n"
-        + TB + "RuntimeError: Failed to save the checkpoint\n"
+        + TB
+        + "RuntimeError: Failed to save the checkpoint\n"
     )
     d = diagnose_text(TRAINING + log)
     assert d["category"] == "disk_full" and d["action"] == {"type": "prune_disk"}
@@ -84,12 +93,17 @@ def test_code_error_reports_the_exception_type() -> None:
 
 
 def test_deprecation_warning_with_error_is_healthy() -> None:
-    log = TRAINING + (
-        "/opt/venv/lib/python3.11/site-packages/transformers/training_args.py:1525: FutureWarning: "
-        "`evaluation_strategy` is deprecated and will raise an error in version 4.46\n"
-        "  warnings.warn(\n"
-        "DeprecationWarning: this will be an error in a future version\n"
-    ) + TRAINING
+    log = (
+        TRAINING
+        + (
+            "/opt/venv/lib/python3.11/site-packages/transformers/training_args.py:1525: "
+            "FutureWarning: "
+            "`evaluation_strategy` is deprecated and will raise an error in version 4.46\n"
+            "  warnings.warn(\n"
+            "DeprecationWarning: this will be an error in a future version\n"
+        )
+        + TRAINING
+    )
     d = diagnose_text(log)
     assert d["category"] == "healthy" and d["failed"] is False and d["fingerprint"] is None
 
@@ -114,11 +128,12 @@ def test_repeated_nan_loss_is_nan_loss() -> None:
 
 def test_time_limit_line_followed_by_healthy_looking_lines() -> None:
     log = (
-        TRAINING
-        + "slurmstepd: error: *** JOB 4711 ON gpu-a17 CANCELLED AT 2024-05-01T12:00:00 DUE TO TIME LIMIT ***\n"
+        TRAINING + "slurmstepd: error: *** JOB 4711 ON gpu-a17 CANCELLED AT 2024-05-01T12:00:00 "
+        "DUE TO TIME LIMIT ***\n"
         + TRAINING
         + "Bypassing SIGTERM\nKeyboardInterrupt\n"
-        + TB + "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Terminated.\n"
+        + TB
+        + "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Terminated.\n"
     )
     d = diagnose_text(log)
     assert d["category"] == "slurm_time_limit" and d["action"]["resume"] is True
@@ -160,11 +175,14 @@ def test_hung_is_decided_from_metadata() -> None:
 
 
 def test_requeue_is_an_event_not_a_failure() -> None:
-    d = diagnose_text(TRAINING + "submitit INFO (2024-05-01 12:00:00,000) - Requeued job 4711 (3 remaining timeouts)\n")
+    d = diagnose_text(
+        TRAINING
+        + "submitit INFO (2024-05-01 12:00:00,000) - Requeued job 4711 (3 remaining timeouts)\n"
+    )
     assert d["category"] == "healthy" and d["requeued"] is True and d["events"]
     pre = diagnose_text(
-        TRAINING
-        + "slurmstepd: error: *** JOB 4711 ON gpu-a17 CANCELLED AT 2024-05-01T12:00:00 DUE TO PREEMPTION ***\n"
+        TRAINING + "slurmstepd: error: *** JOB 4711 ON gpu-a17 CANCELLED AT 2024-05-01T12:00:00 "
+        "DUE TO PREEMPTION ***\n"
         + "submitit INFO (2024-05-01 12:00:01,000) - Requeued job 4711 (3 remaining timeouts)\n"
     )
     assert pre["category"] == "preemption" and pre["requeued"] is True
@@ -193,15 +211,18 @@ def test_handled_exception_long_before_the_crash_is_not_the_root() -> None:
 def test_exception_ignored_at_shutdown_is_healthy() -> None:
     log = TRAINING + (
         "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f71>\n"
-        + TB + "AssertionError: can only test a child process\n"
+        + TB
+        + "AssertionError: can only test a child process\n"
     )
     assert diagnose_text(log)["category"] == "healthy"
 
 
 def test_message_continuation_prefers_the_specific_line() -> None:
     log = TB + (
-        "RuntimeError: Failed to import trl.trainer because of the following error (look up to see its traceback):\n"
-        "/opt/venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c10\n"
+        "RuntimeError: Failed to import trl.trainer because of the following error "
+        "(look up to see its traceback):\n"
+        "/opt/venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZN3c10\n"
     )
     assert diagnose_text(log)["catalog_id"] == "shared_library_missing"
 
@@ -215,3 +236,27 @@ def test_evidence_is_redacted_capped_and_located() -> None:
     assert len(ev["text"]) <= 400
     assert ev["line"] == 54 and ev["line_from_end"] == 1
     assert ev["before"][-1] == "    main()"
+
+
+def test_source_lines_quoted_in_a_traceback_are_not_events() -> None:
+    log = TRAINING + (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 40, in step\n'
+        '    if "CUDA out of memory" in str(err):  # No space left on device handled below\n'
+        "ValueError: batch has 0 samples\n"
+    )
+    d = diagnose_text(log)
+    assert d["category"] == "code_error" and d["exception_type"] == "ValueError"
+
+
+def test_exception_type_in_logger_wrapped_lines() -> None:
+    a = diagnose_text(
+        "ERROR: an <class 'RuntimeError'> error occurred in the train loop: "
+        "RuntimeError('CUDA out of memory. Tried to allocate 20.00 MiB')\n"
+    )
+    assert a["category"] == "cuda_oom" and a["exception_type"] == "RuntimeError"
+    b = diagnose_text(
+        TB
+        + "AssertionError: \nThe NVIDIA driver on your system is too old (found version 10010).\n"
+    )
+    assert b["category"] == "cuda_driver_mismatch" and b["exception_type"] == "AssertionError"

@@ -55,8 +55,8 @@ _KEEP = re.compile(
     r"|\bXid \d+|\b(?:sm|compute)_\d+\b|runtime error \(\d+\)"
     r"|No module named '?[\w.]+'?|\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b"
 )
+_XID = re.compile(r"\bXid \([^)]*\): (\d+)")
 _RULES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\bXid \([^)]*\): (\d+)"), r"Xid \1"),
     (re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>)]+"), "<URL>"),
     (
         re.compile(
@@ -75,7 +75,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\[?\b(?:[0-9a-fA-F]{1,4}:){3,7}[0-9a-fA-F]{1,4}\b\]?(?::\d+)?"), "<HOST>"),
     (
         re.compile(
-            r"(?:(?<=[\s'\"(=:,\[])|^)(?:[A-Za-z]:\\|~|\.{1,2}(?=/))?(?:[/\\][\w.@+$%-]+)+/?"
+            r"(?:(?<=[\s'\"(=:,\[])|^)(?:[A-Za-z]:(?=\\)|~|\.{1,2}(?=/))?(?:[/\\][\w.@+$%-]+)+/?"
         ),
         "<PATH>",
     ),
@@ -88,15 +88,13 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<HEX>"),
     (re.compile(r"\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,}\b"), "<HEX>"),
     (re.compile(r"[-+]?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?"), "<NUM>"),
-    (re.compile(r"[█▏▎▍▌▋▊▉#]{2,}"), ""),
+    (re.compile(r"\|[ █▏▎▍▌▋▊▉#]*\|"), "|"),
     (re.compile(r"(?:<NUM>)(?:\s*[,x×*]\s*<NUM>)+"), "<NUM>"),
-    (re.compile(r"\s+"), " "),
 ]
-_EXC_START = re.compile(
-    r"^(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Failure|Fault))(?::|\s*$)"
-)
-_EXC_ANY = re.compile(
-    r"(?:^|[\s:\]])(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?::\s)"
+_EXC = re.compile(
+    r"(?<![\w.])(?P<exc>(?:[A-Za-z_]\w*(?:\.|::))*"
+    r"(?:[A-Z]\w*(?:Error|Exception|Interrupt|Failure|Fault)|Exception))"
+    r"(?=:\s|:$|\(['\"]|'>|\s*$)"
 )
 
 
@@ -114,7 +112,7 @@ def strip_prefixes(text: str) -> str:
 
 def normalise(text: str) -> str:
     """The per-run-independent form of one log line (see the module docstring)."""
-    text = strip_prefixes(text)
+    text = _XID.sub(r"Xid \1", strip_prefixes(text))
     kept: list[str] = []
 
     def protect(m: re.Match[str]) -> str:
@@ -125,14 +123,22 @@ def normalise(text: str) -> str:
     for rx, repl in _RULES:
         text = rx.sub(repl, text)
     text = re.sub("\x00([A-Z]+)\x00", lambda m: kept[_index(m.group(1))], text)
-    return text.strip()
+    return " ".join(text.split())
 
 
-def exception_type(text: str) -> str | None:
-    """The Python exception type a line reports (`torch.OutOfMemoryError`), if any."""
-    body = strip_prefixes(text)
-    m = _EXC_START.match(body) or _EXC_ANY.search(body)
-    return m.group("exc") if m else None
+def exception_type(text: str, at: int | None = None) -> str | None:
+    """The exception type a line reports: `torch.OutOfMemoryError: ...`, logger forms such as
+    `<class 'RuntimeError'>` and `RuntimeError('...')`, a bare `Exception: ...`. With `at`
+    (where the catalog match starts) the type printed last at or before it wins, else the first.
+    """
+    found = [(m.start(), m.group("exc")) for m in _EXC.finditer(text)]
+    if not found:
+        return None
+    if at is not None:
+        before = [exc for start, exc in found if start <= at]
+        if before:
+            return before[-1]
+    return found[0][1]
 
 
 def fingerprint(category: str, catalog_id: str, exc_type: str | None, message: str) -> str:

@@ -40,6 +40,7 @@ class Hit:
     shadowed: tuple[int, ...] = ()
     synthetic: str | None = None
     key: str = ""  # the line from the start of the catalog match: the fingerprint's message
+    exc: str | None = None  # exception type printed on the line (nearest before the match)
     from_end: int = 0  # set by the engine: 1 = last line, 0 = after the log (scheduler)
     line: int | None = None  # set by the engine when the absolute number is known
 

@@ -119,6 +119,7 @@ class Ranked:
     unknown: bool = False
     also: list[tuple[Cand, str]] = field(default_factory=list)
     events: list[Cand] = field(default_factory=list)
+    root_exc: str | None = None  # exception type from the same event when the root line has none
 
 
 def _pos(c: Cand) -> str:
@@ -293,8 +294,22 @@ def _rank_fatal(
         and c.entry.specificity > root.entry.specificity
         and c.hit.synthetic is None
     ]
+    exc = None
     if same:
+        exc = root.hit.exc
         root = max(same, key=lambda c: (c.entry.specificity, c.hit.from_end))
+    if root.hit.exc is None and exc is None:
+        # the exception line whose message continues on the root line, else a later hit of
+        # the same entry that prints one
+        above = [
+            c
+            for c in cands
+            if 0 < c.hit.from_end - root.hit.from_end <= MESSAGE_LINES and c.hit.exc
+        ]
+        later = [c for c in cluster if c.idx == root.idx and c.hit.exc]
+        pick = min(above, key=lambda c: c.hit.from_end) if above else None
+        pick = pick or (max(later, key=lambda c: c.hit.from_end) if later else None)
+        exc = pick.hit.exc if pick else None
     also: dict[int, tuple[Cand, str]] = {}
     for c in sorted(cands, key=lambda c: -c.hit.from_end):
         if c.idx == root.idx or c.idx in also:
@@ -312,4 +327,6 @@ def _rank_fatal(
     conf = 0.75 if root.entry.category == "code_error" else 0.9
     conf -= 0.1 * min(3, len(others)) + (0.0 if complete else 0.05)
     by = "exit_code" if root.hit.synthetic == "scheduler" else "log"
-    return Ranked(by, root, round(max(conf, 0.3), 2), also=list(also.values()))
+    out = Ranked(by, root, round(max(conf, 0.3), 2), also=list(also.values()))
+    out.root_exc = exc
+    return out

@@ -125,7 +125,7 @@ def build(
     exc: str | None = None
     if r.root is not None:
         e, h = r.root.entry, r.root.hit
-        exc = h.groups.get("exc") or exception_type(h.text)
+        exc = h.groups.get("exc") or h.exc or r.root_exc
         fp = fingerprint(e.category, e.id, exc, h.key or h.text)
         evidence.append(_evidence(h, complete, red))
         more = [x for x in acc.hits.get(r.root.idx, []) if x is not h]

@@ -21,6 +21,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from labctl.diagnose.catalog import Catalog
+from labctl.diagnose.fingerprint import exception_type
 from labctl.diagnose.hits import (
     KEEP,
     MAX_TEXT,
@@ -98,6 +99,7 @@ class Scanner:
         self._tb_next = 0  # rel line where following resumes
         self._pending_exc: dict[int, Hit] = {}
         self._ignored: deque[int] = deque(maxlen=64)  # exception lines of ignored tracebacks
+        self._body = (0, 0)  # rel lines [a, b] of the current traceback's frames: source code
         self._code_error = catalog.by_id.get("code_error")
         self._tail: list[str] = []
 
@@ -232,6 +234,8 @@ class Scanner:
                 shadowed.append(i)
         if winner is not None and winner == self._code_error and rel in self._ignored:
             winner = None
+        if self._body[0] <= rel <= self._body[1]:
+            winner, shadowed = None, []  # a source line quoted in a traceback, not an event
         if winner is not None:
             self._pending_exc.pop(rel, None)
             hit = self._make(winner, data, ls, le, rel=rel, n=n, line=line)
@@ -249,11 +253,15 @@ class Scanner:
             self._follow(data, le + 1, n, rel + 1, final)
 
     def _make(self, i: int, data: bytes, ls: int, le: int, *, rel: int, n: int, line: bytes) -> Hit:
+        at = self.cat.match_start(i, line)
+        head = line[:at].decode("utf-8", "replace")
+        text = head + line[at : at + 4 * MAX_TEXT].decode("utf-8", "replace")
         return Hit(
             entry=i,
             rel=rel,
             text=clip(line),
-            key=clip(line[self.cat.match_start(i, line) :]),
+            key=clip(line[at:]),
+            exc=exception_type(text, len(head)),
             before=tuple(clip(b) for b in lines_before(data, ls, CONTEXT_BEFORE)),
             after=tuple(clip(b) for b in lines_after(data, le, CONTEXT_AFTER, n)),
             groups=self.cat.groups(i, line) if self.cat.capture_rx[i] else {},
@@ -290,6 +298,7 @@ class Scanner:
                 return
             if body.strip():
                 tb.frames.append(raw[:MAX_TEXT])
+            self._body = (tb.rel + 1, rel)
             pos, rel = e + 1, rel + 1
         self._tb_next = rel
         if tb.seen >= TB_MAX_LINES:
@@ -325,5 +334,6 @@ class Scanner:
         hit = self._make(self._code_error, data, ls, le, rel=rel, n=hi, line=raw)
         hit.groups = {"exc": m.group("exc").decode("utf-8", "replace")}
         hit.key = clip(strip_prefix(raw))
+        hit.exc = hit.groups["exc"]
         hit.synthetic = "traceback"
         self._pending_exc[rel] = hit

@@ -1,0 +1,163 @@
+"""Fingerprints: the same failure in different runs merges, different failures never do."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from labctl.diagnose import (
+    default_catalog,
+    diagnose_path,
+    diagnose_text,
+    fingerprint,
+    group,
+    normalise,
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "2024-11-20 14:37:16 [rank3]: torch.OutOfMemoryError: CUDA out of memory. "
+            "Tried to allocate 132.00 MiB. GPU 3",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate <NUM> MiB. GPU <NUM>",
+        ),
+        (
+            "slurmstepd: error: *** JOB 4711 ON della-l09g1 CANCELLED AT 2024-05-01T12:00:00 "
+            "DUE TO TIME LIMIT ***",
+            "slurmstepd: error: *** JOB <NUM> ON <HOST> CANCELLED AT <TS> DUE TO TIME LIMIT ***",
+        ),
+        (
+            "PermissionError: [Errno 13] Permission denied: '/home/alice/.cache/huggingface/hub'",
+            "PermissionError: [Errno 13] Permission denied: '<PATH>'",
+        ),
+        (
+            "ModuleNotFoundError: No module named 'h5py'",
+            "ModuleNotFoundError: No module named 'h5py'",
+        ),
+        (
+            "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.",
+            "NVRM: Xid 79, pid=<NUM>, GPU has fallen off the bus.",
+        ),
+        (
+            "requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for "
+            "url: https://huggingface.co/api/models/x",
+            "requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: <URL>",
+        ),
+        (
+            "E0101 12:00:00.123456  1234 file.cc:12] cuDNN error: CUDNN_STATUS_INTERNAL_ERROR "
+            "at 0x7f3204 id 123e4567-e89b-12d3-a456-426614174000",
+            "cuDNN error: CUDNN_STATUS_INTERNAL_ERROR at <HEX> id <ID>",
+        ),
+        ("    exitcode  : -9 (pid: 3021)", "exitcode : -9 (pid: <NUM>)"),
+        ("Signal 9 (SIGKILL) received by PID 3021", "Signal 9 (SIGKILL) received by PID <NUM>"),
+        (
+            "NET/IB : Got completion from peer 10.0.0.12<52344> with error 12",
+            "NET/IB : Got completion from peer <HOST><<NUM>> with error <NUM>",
+        ),
+        (
+            "Epoch 3:  45%|████▌     | 450/1000 loss=nan",
+            "Epoch <NUM>: <NUM>%| <NUM>/<NUM> loss=nan",
+        ),
+    ],
+)
+def test_normalise(line: str, expected: str) -> None:
+    assert normalise(line) == expected
+
+
+def _oom_run(rng: random.Random) -> str:
+    rank, gpu = rng.randrange(8), rng.randrange(8)
+    mib, pid = rng.choice(["20.00", "132.00", "2.63"]), rng.randrange(1000, 99999)
+    stamp = f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d} {rng.randint(0, 23):02d}:11:07"
+    user = rng.choice(["alice", "bob"])
+    return (
+        f"{stamp} step {rng.randrange(10**6)} loss {rng.random():.3f}\n"
+        f'Traceback (most recent call last):\n  File "/home/{user}/train.py", line '
+        f"{rng.randrange(999)}\n"
+        f"{stamp} [rank{rank}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+        f"{mib} MiB. GPU {gpu} has a total capacity of 79.15 GiB of which 1.25 MiB is free. "
+        f"Process {pid} has 78.9 GiB memory in use.\n"
+    )
+
+
+def test_same_failure_in_different_runs_has_one_fingerprint() -> None:
+    rng = random.Random(1)
+    fps = {diagnose_text(_oom_run(rng))["fingerprint"] for _ in range(20)}
+    assert len(fps) == 1
+    perm = [
+        f"PermissionError: [Errno 13] Permission denied: '/home/{u}/.cache/hf/{d}'\n"
+        for u, d in (("alice", "hub"), ("bob", "datasets"), ("carol", "x/y/z"))
+    ]
+    assert len({diagnose_text(p)["fingerprint"] for p in perm}) == 1
+    time_limit = [
+        f"slurmstepd: error: *** JOB {j} ON {n} CANCELLED AT 2024-0{m}-01T1{m}:00:00 "
+        f"DUE TO TIME LIMIT ***\n"
+        for j, n, m in ((1, "gpu-a17", 1), (99999, "della-l09g1", 5), (4711, "node07", 9))
+    ]
+    assert len({diagnose_text(t)["fingerprint"] for t in time_limit}) == 1
+
+
+def test_different_failures_never_share_a_fingerprint() -> None:
+    cat = default_catalog()
+    seen: dict[str, tuple[str, str]] = {}
+    for e in cat.entries:
+        for ex in e.examples:
+            d = diagnose_text(ex)
+            fp = d["fingerprint"]
+            if fp is None:
+                continue
+            key = (d["category"], d["catalog_id"])
+            assert seen.setdefault(fp, key) == key, (fp, key, seen[fp])
+    # same text, different category or id -> different fingerprint
+    line = "RuntimeError: something broke"
+    pairs = (("code_error", "code_error"), ("unknown", "unknown"), ("code_error", "other"))
+    fps = {fingerprint(c, i, "RuntimeError", line) for c, i in pairs}
+    assert len(fps) == 3
+    # different modules are different failures
+    a = diagnose_text("ModuleNotFoundError: No module named 'h5py'\n")["fingerprint"]
+    b = diagnose_text("ModuleNotFoundError: No module named 'cv2'\n")["fingerprint"]
+    assert a != b
+
+
+def test_buried_excerpt_keeps_its_fingerprint(tmp_path: Path) -> None:
+    excerpt = (
+        "[rank1]:[E ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective "
+        "operation timeout: "
+        "WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+        "ran for 600053 milliseconds before timing out.\n"
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+        "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n"
+    )
+    alone = diagnose_text(excerpt)
+    assert alone["category"] == "cuda_oom"
+    log = tmp_path / "buried.log"
+    with log.open("w") as f:
+        for i in range(100_000):
+            f.write(
+                f"{{'loss': {1 + i % 7 / 10:.4f}, 'grad_norm': 0.31, 'epoch': {i / 1e4:.4f}}}\n"
+            )
+        f.write(excerpt)
+        for i in range(100_000):
+            f.write(f" 45%|████▌     | {i}/200000 [01:02<01:17, 3.2it/s, loss=1.{i % 10}]\n")
+    for kw in ({"full": True}, {"full": False, "window": 1 << 20}):
+        d = diagnose_path(log, **kw)
+        assert d["category"] == "cuda_oom" and d["fingerprint"] == alone["fingerprint"], kw
+    full = diagnose_path(log, full=True)
+    assert full["evidence"][0]["line"] == 100_004
+    assert full["evidence"][0]["line_from_end"] == 100_001
+
+
+def test_group_one_record_per_fingerprint() -> None:
+    rng = random.Random(3)
+    ds = [diagnose_text(_oom_run(rng), source=f"run{i}.log") for i in range(3)]
+    ds.append(diagnose_text("OSError: [Errno 28] No space left on device\n", source="x.log"))
+    ds.append(diagnose_text("all good\n", source="ok.log"))
+    records = [{"kind": "job", "job_id": "4711", "diagnosis": ds[0]}, *ds[1:]]
+    groups = group(records)
+    assert [g["count"] for g in groups] == [3, 1]
+    top = groups[0]
+    assert top["kind"] == "diagnosis_group" and top["category"] == "cuda_oom"
+    assert top["sources"] == ["run0.log", "run1.log", "run2.log"] and top["jobs"] == ["4711"]
