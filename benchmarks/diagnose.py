@@ -47,7 +47,12 @@ FAILURE = (
 
 
 # -- synthetic log ------------------------------------------------------------------------------
-def _healthy_lines(rng: random.Random, step: int) -> str:
+def _healthy_lines(rng: random.Random, step: int, early: bool) -> str:
+    if early and step % 200_000 == 0:  # a retried Hub hiccup early on: a catalog hit, not fatal
+        return (
+            "WARNING:huggingface_hub.utils._http:'(ReadTimeoutError(\"HTTPSConnectionPool("
+            "host='huggingface.co', port=443): Read timed out.\"))' Retrying in 1s [Retry 1/5].\n"
+        )
     r = rng.random()
     if r < 0.45:
         return (
@@ -65,11 +70,6 @@ def _healthy_lines(rng: random.Random, step: int) -> str:
             f"[rank{step % 8}]:[W{step % 1000:04d} 12:00:00.000] Warning: the default value of "
             f"use_reentrant will change (step {step})\n"
         )
-    if step % 200_000 == 0:  # a handled, retried Hub hiccup: a real catalog hit, not fatal
-        return (
-            "WARNING:huggingface_hub.utils._http:'(ReadTimeoutError(\"HTTPSConnectionPool("
-            "host='huggingface.co', port=443): Read timed out.\"))' Retrying in 1s [Retry 1/5].\n"
-        )
     return (
         f"gpu-a{step % 97}:{1000 + step % 8}:{2000 + step % 13} [0] NCCL INFO Channel 00/0 : "
         "0[0] -> 1[1] via P2P/IPC\n"
@@ -83,7 +83,7 @@ def make_log(path: Path, size: int, failure_at: str) -> None:
     with path.open("w", encoding="utf-8", newline="") as f:
         while written < size:
             step += 1
-            line = _healthy_lines(rng, step)
+            line = _healthy_lines(rng, step, written < size * 0.4)
             buf.append(line)
             written += len(line.encode("utf-8"))
             if failure_at == "middle" and not half_done and written >= size // 2:

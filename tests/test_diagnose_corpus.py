@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from labctl.diagnose import diagnose_path
+from labctl.diagnose import diagnose_path, load_catalog
 
 CORPUS = Path(__file__).parent / "fixtures" / "diagnose" / "corpus"
 INDEX = CORPUS / "index.toml"
@@ -56,3 +56,13 @@ def test_corpus_exception_types() -> None:
     typed = [c for c in _cases() if c.get("exception_type")]
     hits = sum(_diagnose(c)["exception_type"] == c["exception_type"] for c in typed)
     assert hits / len(typed) >= 0.85
+
+
+@pytest.mark.skipif(not _cases(), reason="corpus not present")
+def test_plain_re_fallback_agrees_on_the_corpus() -> None:
+    plain = load_catalog(use_re2=False)
+    for case in _cases():
+        sched = {"state": case["sched_state"]} if case.get("sched_state") else None
+        a = _diagnose(case)
+        b = diagnose_path(CORPUS / case["file"], sched=sched, catalog=plain)
+        assert (a["catalog_id"], a["fingerprint"]) == (b["catalog_id"], b["fingerprint"]), case

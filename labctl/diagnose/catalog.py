@@ -150,6 +150,7 @@ class Catalog:
         self.line_set = regex.LineSet(pats, use_re2=self.use_re2)
         self.prefilter_patterns = [*dict.fromkeys(prefilter), TRACEBACK_PATTERN]
         self.prefilter = regex.compile_alternation(self.prefilter_patterns, use_re2=self.use_re2)
+        self.atom_index = None if self.use_re2 else regex.AtomIndex(self.prefilter_patterns)
         self.near_rx = [
             [regex.compile_one(p, use_re2=self.use_re2) for p in e.near] for e in self.entries
         ]

@@ -11,8 +11,13 @@ MAX_LOOK = 256 << 10
 
 def find_candidates(cat: Catalog, data: bytes, lo: int, hi: int) -> list[tuple[int, int, int]]:
     """(line start, line end, match position) of each line the prefilter matches."""
-    rx = cat.prefilter
     out = []
+    if cat.atom_index is not None:  # plain `re`: literal prefilter, then per-line checks
+        for ls in cat.atom_index.line_starts(data, lo, hi):
+            le = data.find(b"\n", ls, hi)
+            out.append((ls, hi if le < 0 else le, ls))
+        return out
+    rx = cat.prefilter
     pos = lo
     while pos < hi:
         m = rx.search(data, pos, hi)

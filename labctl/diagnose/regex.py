@@ -90,11 +90,11 @@ def compile_alternation(patterns: Sequence[str], *, use_re2: bool = HAVE_RE2) ->
 
 
 class LineSet:
-    """Which of N patterns match one line: RE2::Set when available, else a loop."""
+    """Which of N patterns match one line: RE2::Set when available, else an AtomIndex."""
 
     def __init__(self, patterns: Sequence[str], *, use_re2: bool = HAVE_RE2) -> None:
         self._set: Any = None
-        self._each: list[re.Pattern[bytes]] = []
+        self._atoms: AtomIndex | None = None
         if use_re2 and _re2 is not None and patterns:
             s = _re2.Set.SearchSet(_re2_options(use_re2))
             for p in patterns:
@@ -102,9 +102,112 @@ class LineSet:
             s.Compile()
             self._set = s
         else:
-            self._each = [re.compile(scoped(p).encode("utf-8")) for p in patterns]
+            self._atoms = AtomIndex(patterns)
 
     def match(self, line: bytes) -> list[int]:
         if self._set is not None:
             return list(self._set.Match(line) or ())
-        return [i for i, rx in enumerate(self._each) if rx.search(line)]
+        assert self._atoms is not None
+        return self._atoms.match(line)
+
+
+# -- the plain-`re` fallback: a literal prefilter (like RE2's FilteredRE2) ----------------------
+MIN_ATOM = 3
+# Words on most lines of a training log make poor prefilter atoms: prefer any other literal.
+COMMON_WORDS = frozenset(
+    {"loss", "grad", "norm", "error", "step", "epoch", "info", "warn", "warning", "rank", "time",
+     "train", "model", "data", "file", "line", "the", "and", "for"}
+)  # fmt: skip
+
+
+def _rank(group: frozenset[str]) -> tuple[bool, int, int]:
+    common = any(a.strip().lower() in COMMON_WORDS for a in group)
+    return (not common, min(len(a) for a in group), -len(group))
+
+
+def atom_groups(pattern: str) -> list[frozenset[bytes]]:
+    """Literal requirements of `pattern`: every match contains one string of EACH group
+    (lower-cased; strings shorter than MIN_ATOM are not used). Empty: nothing required.
+    The first group is the most selective (longest, not a word on most log lines)."""
+    import re._constants as c
+    import re._parser as sre
+
+    def seq(items: Any) -> list[frozenset[str]]:
+        groups: list[frozenset[str]] = []
+        run: list[str] = []
+
+        def flush() -> None:
+            if len(run) >= MIN_ATOM:
+                groups.append(frozenset({"".join(run)}))
+            run.clear()
+
+        for op, av in items:
+            if op is c.LITERAL:
+                run.append(chr(av))
+                continue
+            flush()
+            if op is c.SUBPATTERN:
+                groups.extend(seq(av[-1]))
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1:
+                groups.extend(seq(av[2]))
+            elif op is c.BRANCH:
+                alts = [seq(alt) for alt in av[1]]
+                if all(alts):
+                    groups.append(frozenset().union(*(max(g, key=_rank) for g in alts)))
+        flush()
+        return groups
+
+    found = seq(sre.parse(pattern).data)
+    found.sort(key=_rank, reverse=True)
+    return [frozenset(a.lower().encode("utf-8") for a in g) for g in found]
+
+
+class AtomIndex:
+    """Find candidate lines with `bytes.find` on each pattern's most selective required
+    literal, keep those that also hold its other required literals, verify with `re`."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        self.rx = [re.compile(scoped(p).encode("utf-8")) for p in patterns]
+        self.by_atom: dict[bytes, list[int]] = {}
+        self.rest: list[list[frozenset[bytes]]] = []
+        bare_pats: list[str] = []
+        self.bare: list[int] = []
+        for i, p in enumerate(patterns):
+            groups = atom_groups(p)
+            self.rest.append(groups[1:])
+            if not groups:
+                self.bare.append(i)
+                bare_pats.append(p)
+            for a in groups[0] if groups else ():
+                self.by_atom.setdefault(a, []).append(i)
+        self.bare_rx = compile_alternation(bare_pats, use_re2=False) if bare_pats else None
+
+    def _holds(self, i: int, low: bytes) -> bool:
+        return all(any(a in low for a in g) for g in self.rest[i])
+
+    def match(self, line: bytes) -> list[int]:
+        low = line.lower()
+        cand = set(self.bare)
+        for a, idx in self.by_atom.items():
+            if a in low:
+                cand.update(i for i in idx if self._holds(i, low))
+        return [i for i in sorted(cand) if self.rx[i].search(line)]
+
+    def line_starts(self, data: bytes, lo: int, hi: int) -> list[int]:
+        low = data[lo:hi].lower()
+        starts: set[int] = set()
+        for a, idx in self.by_atom.items():
+            i = low.find(a)
+            while i >= 0:
+                ls = low.rfind(b"\n", 0, i) + 1
+                end = low.find(b"\n", i)
+                line = low[ls : len(low) if end < 0 else end]
+                if any(self._holds(k, line) for k in idx):
+                    starts.add(lo + ls)
+                if end < 0:
+                    break
+                i = low.find(a, end)
+        if self.bare_rx is not None:
+            for m in self.bare_rx.finditer(data, lo, hi):  # type: ignore[attr-defined]
+                starts.add(data.rfind(b"\n", lo, m.start()) + 1 or lo)
+        return sorted(starts)
