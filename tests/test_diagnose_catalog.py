@@ -177,3 +177,41 @@ def test_unreadable_or_invalid_toml_user_catalog(tmp_path: Path) -> None:
         load_catalog([_write(tmp_path, "[[entry]\n")])
     with pytest.raises(ConfigError, match="required entry is missing"):
         load_catalog([_write(tmp_path, '[[entry]]\nid = "unknown"\ndisabled = true\n', "d.toml")])
+
+
+def test_near_all_not_if_and_min_hits_semantics(tmp_path: Path) -> None:
+    p = _write(
+        tmp_path,
+        """
+[[entry]]
+id = "flaky_fs"
+title = "Flaky file system"
+category = "node_failure"
+specificity = 90
+fix = "move off the flaky mount"
+any = ['Read timed out']
+all = ['(?i)lustre']
+not_if = ['retrying']
+near = ['mount point']
+near_lines = 2
+min_hits = 2
+examples = [\"\"\"lustre: Read timed out on ost12
+see mount point /lustre
+lustre: Read timed out on ost13\"\"\"]
+""",
+    )
+    cat = load_catalog([p])
+    assert self_check(cat) == []
+    ok = "lustre: Read timed out on ost12\nmount point /lustre\nlustre: Read timed out on ost13\n"
+    assert diagnose_text(ok, catalog=cat)["catalog_id"] == "flaky_fs"
+    far = (
+        "lustre: Read timed out\n"
+        + "x\n" * 5
+        + "mount point\n"
+        + "x\n" * 5
+        + "lustre: Read timed out"
+    )
+    assert not entry_matches(cat, "flaky_fs", far)  # near: too far from the first hit
+    assert not entry_matches(cat, "flaky_fs", "nfs: Read timed out\nmount point\n" * 2)  # all
+    assert not entry_matches(cat, "flaky_fs", "lustre: Read timed out, retrying\nmount point\n" * 2)
+    assert not entry_matches(cat, "flaky_fs", "lustre: Read timed out\nmount point\n")  # min_hits

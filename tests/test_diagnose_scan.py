@@ -177,3 +177,28 @@ def test_random_chunk_splits_give_the_same_diagnosis(which: int, cuts: list[int]
     points = sorted({c % (len(data) + 1) for c in cuts})
     chunks = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
     assert key(diagnose_chunks(chunks, block=4096)) == key(diagnose_chunks([data]))
+
+
+def test_hung_from_the_log_mtime(tmp_path: Path) -> None:
+    import os
+
+    log = tmp_path / "running.log"
+    _write_log(log, 10, "")
+    os.utime(log, (1_000_000, 1_000_000))
+    sched = {"state": "RUNNING", "hung_after": 600}
+    d = diagnose_path(log, sched=sched, now=1_000_000 + 3600)
+    assert d["category"] == "hung_no_output" and d["scheduler"]["log_age"] == 3600
+    assert diagnose_path(log, sched=sched, now=1_000_000 + 60)["category"] == "healthy"
+
+
+def test_read_error_mid_stream_stops_the_workers() -> None:
+    import threading
+
+    def chunks():  # type: ignore[no-untyped-def]
+        yield (HEALTHY * 200_000).encode()  # > one block: worker threads start
+        raise OSError("connection lost")
+
+    before = threading.active_count()
+    with pytest.raises(OSError, match="connection lost"):
+        diagnose_chunks(chunks(), threads=2)
+    assert threading.active_count() <= before

@@ -65,9 +65,12 @@ def scan_chunks(
     block: int = DEFAULT_BLOCK,
 ) -> ScanResult:
     scanner = Scanner(cat, threads=threads, skip_partial_first=tail, block=block)
-    for chunk in chunks:
-        scanner.feed(bytes(chunk))
-    return scanner.finish()
+    try:
+        for chunk in chunks:
+            scanner.feed(bytes(chunk))
+        return scanner.finish()
+    finally:
+        scanner.close()
 
 
 def _read_range(f: BinaryIO, start: int, end: int) -> Iterator[bytes]:

@@ -134,12 +134,16 @@ class Scanner:
             self._end_tb(self._tb, None, None)
         for rel in sorted(self._pending_exc):
             self._record(self._pending_exc.pop(rel))
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        self.close()
         return ScanResult(
             self.hits, self.shadow, self._lines, self.bytes_in, self._tail, list(self.tracebacks)
         )
+
+    def close(self) -> None:
+        """Stop the worker threads (also after a read error)."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
     # -- blocks -----------------------------------------------------------------------------
     def _cut(self, data: bytes, start: int) -> int:
