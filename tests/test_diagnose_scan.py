@@ -47,6 +47,10 @@ def test_tail_first_reads_only_the_window(tmp_path: Path) -> None:
     full = diagnose_path(log, full=True)
     assert full["bytes_read"] == log.stat().st_size and full["evidence"][0]["line"] == 400_004
     assert full["fingerprint"] == d["fingerprint"]
+    code = tmp_path / "code.log"
+    _write_log(code, 400_000, 'Traceback (most recent call last):\n  File "t.py"\nKeyError: 1\n')
+    c = diagnose_path(code)  # a final root well inside the window: no widening
+    assert c["category"] == "code_error" and c["bytes_read"] == 4 * MIB
 
 
 def test_sparse_4gb_log_tail_first_is_bounded(tmp_path: Path) -> None:

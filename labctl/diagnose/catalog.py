@@ -172,8 +172,6 @@ class Catalog:
                 self.state_map.setdefault(s.upper(), i)
             for c in e.exit_codes:
                 self.exit_map.setdefault(c, []).append(i)
-        explained = set().union(*self.explains_any) if self.entries else set()
-        self.symptoms = frozenset(explained)
 
     def _resolve(self, targets: Sequence[str], owner: Entry) -> frozenset[int]:
         out: set[int] = set()

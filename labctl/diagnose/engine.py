@@ -33,15 +33,16 @@ DEFAULT_MAX_WINDOW = 64 << 20
 SchedLike = JobState | Mapping[str, Any] | None
 
 
-def _conclusive(cat: Catalog, r: Ranked, acc: Merged) -> bool:
+def _conclusive(r: Ranked, acc: Merged) -> bool:
+    """Can nothing before the regions read so far change the verdict? Explanations and the
+    failure cluster reach at most CLUSTER_GAP lines, so a fatal root at least that far from
+    the start of what was read is final. Scheduler/hung verdicts do not depend on the text."""
     if r.decided_by in ("hung", "scheduler"):
         return True
     root = r.root
     if root is None or root.entry.role != "fatal":
         return False
-    if root.idx in cat.symptoms:
-        return False
-    return root.hit.synthetic is not None or root.hit.from_end <= acc.lines - CLUSTER_GAP
+    return root.hit.from_end <= acc.lines - CLUSTER_GAP
 
 
 def diagnose_path(
@@ -111,7 +112,7 @@ def _read_file(
         acc.add(seg.result)
         if start == 0:
             return {"mode": "tail", "complete": True}
-        if acc.bytes >= budget or _conclusive(cat, acc.ranked(cat, js, False), acc):
+        if acc.bytes >= budget or _conclusive(acc.ranked(cat, js, False), acc):
             return {"mode": "tail", "complete": False}
         end = seg.start
         step = min(acc.bytes, budget - acc.bytes)
