@@ -147,6 +147,10 @@ class Catalog:
             self.not_idx.append(frozenset(slot(p) for p in e.not_if))
             prefilter.extend(e.any if e.any else e.all[:1])
         self.line_patterns = pats
+        self.pattern_entries: list[list[int]] = [[] for _ in pats]
+        for i in range(len(self.entries)):
+            for k in self.any_idx[i] | self.all_idx[i]:
+                self.pattern_entries[k].append(i)
         self.line_set = regex.LineSet(pats, use_re2=self.use_re2)
         self.prefilter_patterns = [*dict.fromkeys(prefilter), TRACEBACK_PATTERN]
         self.prefilter = regex.compile_alternation(self.prefilter_patterns, use_re2=self.use_re2)
@@ -193,7 +197,7 @@ class Catalog:
         if not hits:
             return []
         out = []
-        for i in range(len(self.entries)):
+        for i in sorted({e for h in hits for e in self.pattern_entries[h]}):
             a = self.any_idx[i]
             if a and not (a & hits):
                 continue

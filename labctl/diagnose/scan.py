@@ -97,9 +97,14 @@ class Scanner:
         self.tracebacks: deque[Traceback] = deque(maxlen=3)
         self._tb: Traceback | None = None  # a traceback still being followed
         self._tb_next = 0  # rel line where following resumes
-        self._pending_exc: dict[int, Hit] = {}
+        # exception lines that end a traceback, code_error unless a catalog entry claims the
+        # line: (line start, line end, block end, raw line, exception type) until materialised
+        self._pending_exc: dict[int, Hit | tuple[int, int, int, bytes, str]] = {}
         self._ignored: deque[int] = deque(maxlen=64)  # exception lines of ignored tracebacks
         self._body = (0, 0)  # rel lines [a, b] of the current traceback's frames: source code
+        # this block's hits per entry, (rel, line start, line end, match, shadowed): only those
+        # that will be kept (first/last `keep`) are turned into Hits, at the end of the block
+        self._raw: dict[int, list[tuple[int, int, int, int, tuple[int, ...]]]] = {}
         self._code_error = catalog.by_id.get("code_error")
         self._tail: list[str] = []
 
@@ -133,7 +138,9 @@ class Scanner:
         if self._tb is not None:
             self._end_tb(self._tb, None, None)
         for rel in sorted(self._pending_exc):
-            self._record(self._pending_exc.pop(rel))
+            item = self._pending_exc.pop(rel)
+            if isinstance(item, Hit):
+                self._record(item)
         self.close()
         return ScanResult(
             self.hits, self.shadow, self._lines, self.bytes_in, self._tail, list(self.tracebacks)
@@ -188,7 +195,11 @@ class Scanner:
             + nl
             + (1 if (forced or (final and end > start and data[end - 1 : end] != b"\n")) else 0)
         )
+        self._materialise(data, n)
         for rel in sorted(self._pending_exc):
+            item = self._pending_exc[rel]
+            if not isinstance(item, Hit):
+                item = self._pending_exc[rel] = self._synthetic(data, rel, item)
             if final or rel <= self._lines:
                 self._record(self._pending_exc.pop(rel))
         if final:
@@ -219,11 +230,7 @@ class Scanner:
     def _line(
         self, data: bytes, ls: int, le: int, s: int, *, rel: int, n: int, final: bool
     ) -> None:
-        if le - ls <= MAX_MATCH:
-            line = data[ls:le]
-        else:
-            a = max(ls, s - MAX_MATCH // 2)
-            line = data[a : min(le, a + MAX_MATCH)]
+        line = _cut_line(data, ls, le, s)
         winner: int | None = None
         shadowed: list[int] = []
         for i in self.cat.match_line(line):
@@ -242,9 +249,7 @@ class Scanner:
             winner, shadowed = None, []  # a source line quoted in a traceback, not an event
         if winner is not None:
             self._pending_exc.pop(rel, None)
-            hit = self._make(winner, data, ls, le, rel=rel, n=n, line=line)
-            hit.shadowed = tuple(shadowed)
-            self._record(hit)
+            self._raw.setdefault(winner, []).append((rel, ls, le, s, tuple(shadowed)))
             for j in shadowed:
                 self.shadow[j] = self.shadow.get(j, 0) + 1
         if _TB in line:
@@ -270,6 +275,18 @@ class Scanner:
             after=tuple(clip(b) for b in lines_after(data, le, CONTEXT_AFTER, n)),
             groups=self.cat.groups(i, line) if self.cat.capture_rx[i] else {},
         )
+
+    def _materialise(self, data: bytes, n: int) -> None:
+        for i, raws in self._raw.items():
+            eh = self.hits.setdefault(i, EntryHits())
+            room = max(0, self.keep - len(eh.first))
+            keep = {r[0]: r for r in raws[:room] + raws[-self.keep :]}
+            for rel, ls, le, s, shadowed in keep.values():
+                hit = self._make(i, data, ls, le, rel=rel, n=n, line=_cut_line(data, ls, le, s))
+                hit.shadowed = shadowed
+                eh.add(hit, self.keep)
+            eh.count += len(raws) - len(keep)
+        self._raw = {}
 
     def _record(self, hit: Hit) -> None:
         self.hits.setdefault(hit.entry, EntryHits()).add(hit, self.keep)
@@ -335,9 +352,22 @@ class Scanner:
         m = _EXC.match(strip_prefix(raw))
         if m is None or rel in self._pending_exc:
             return
+        self._pending_exc[rel] = (ls, le, hi, raw, m.group("exc").decode("utf-8", "replace"))
+
+    def _synthetic(self, data: bytes, rel: int, item: tuple[int, int, int, bytes, str]) -> Hit:
+        ls, le, hi, raw, exc = item
+        assert self._code_error is not None
         hit = self._make(self._code_error, data, ls, le, rel=rel, n=hi, line=raw)
-        hit.groups = {"exc": m.group("exc").decode("utf-8", "replace")}
+        hit.groups = {"exc": exc}
         hit.key = clip(strip_prefix(raw))
-        hit.exc = hit.groups["exc"]
+        hit.exc = exc
         hit.synthetic = "traceback"
-        self._pending_exc[rel] = hit
+        return hit
+
+
+def _cut_line(data: bytes, ls: int, le: int, s: int) -> bytes:
+    """The line [ls, le), or MAX_MATCH bytes of it around the match at s."""
+    if le - ls <= MAX_MATCH:
+        return data[ls:le]
+    a = max(ls, s - MAX_MATCH // 2)
+    return data[a : min(le, a + MAX_MATCH)]
