@@ -7,6 +7,8 @@ from labctl.diagnose.hits import MAX_TEXT, clip
 
 MAX_LINE = 1 << 20  # bytes without a line break before a forced cut
 MAX_LOOK = 256 << 10
+MAX_MATCH = 64 << 10  # bytes of a long line given to the per-entry check (around the match)
+CRLF_PROBES = 4
 
 
 def find_candidates(cat: Catalog, data: bytes, lo: int, hi: int) -> list[tuple[int, int, int]]:
@@ -69,3 +71,26 @@ def last_lines_bytes(data: bytes, end: int, k: int) -> bytes:
 def last_lines(data: bytes, n: int, k: int) -> list[str]:
     end = n - 1 if data[n - 1 : n] == b"\n" else n
     return [clip(b) for b in lines_before(data, end + 1, k)] if end >= 0 else []
+
+
+def normalise_breaks(data: bytes) -> bytes:
+    """`\\r` and `\\r\\n` -> `\\n`. A lone-`\\r` chunk (tqdm frames) takes the fast one-pass
+    replace; the slower two-pass one runs when one of the first few `\\r` is a `\\r\\n`."""
+    i = data.find(b"\r")
+    if i < 0:
+        return data
+    for _ in range(CRLF_PROBES):
+        if data[i + 1 : i + 2] == b"\n":
+            return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        i = data.find(b"\r", i + 1)
+        if i < 0:
+            break
+    return data.replace(b"\r", b"\n")
+
+
+def cut_line(data: bytes, ls: int, le: int, s: int) -> bytes:
+    """The line [ls, le), or MAX_MATCH bytes of it around the match at s."""
+    if le - ls <= MAX_MATCH:
+        return data[ls:le]
+    a = max(ls, s - MAX_MATCH // 2)
+    return data[a : min(le, a + MAX_MATCH)]

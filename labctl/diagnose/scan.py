@@ -16,7 +16,6 @@ break is cut there (and counts as a line).
 from __future__ import annotations
 
 import os
-import re
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -30,46 +29,29 @@ from labctl.diagnose.hits import (
     ScanResult,
     Traceback,
     clip,
-    strip_prefix,
 )
 from labctl.diagnose.lines import (
     MAX_LINE,
+    cut_line,
     find_candidates,
     last_lines,
     last_lines_bytes,
     lines_after,
     lines_before,
+    normalise_breaks,
 )
+from labctl.diagnose.tracebacks import TracebackFollower
 
 DEFAULT_BLOCK = 8 << 20
-MAX_MATCH = 64 << 10  # bytes of a long line given to the per-entry check (around the match)
 CONTEXT_BEFORE = 3
 CONTEXT_AFTER = 2
 TAIL_LINES = 10
-TB_MAX_LINES = 400
 PARALLEL_MIN = 2 << 20
-CRLF_PROBES = 4
 Spans = list[tuple[int, int, int]]
 _TB = b"Traceback (most recent call last)"
-_EXC = re.compile(rb"^(?P<exc>[A-Za-z_][\w.]*)(?::|\s*$)")
 
 
-def normalise_breaks(data: bytes) -> bytes:
-    """`\\r` and `\\r\\n` -> `\\n`. A lone-`\\r` chunk (tqdm frames) takes the fast one-pass
-    replace; the slower two-pass one runs when one of the first few `\\r` is a `\\r\\n`."""
-    i = data.find(b"\r")
-    if i < 0:
-        return data
-    for _ in range(CRLF_PROBES):
-        if data[i + 1 : i + 2] == b"\n":
-            return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        i = data.find(b"\r", i + 1)
-        if i < 0:
-            break
-    return data.replace(b"\r", b"\n")
-
-
-class Scanner:
+class Scanner(TracebackFollower):
     def __init__(
         self,
         catalog: Catalog,
@@ -201,7 +183,8 @@ class Scanner:
             if not isinstance(item, Hit):
                 item = self._pending_exc[rel] = self._synthetic(data, rel, item)
             if final or rel <= self._lines:
-                self._record(self._pending_exc.pop(rel))
+                del self._pending_exc[rel]
+                self._record(item)
         if final:
             self._tail = last_lines(data, n, TAIL_LINES)
         self._look = last_lines_bytes(data, end, self.L) if not final else b""
@@ -230,7 +213,7 @@ class Scanner:
     def _line(
         self, data: bytes, ls: int, le: int, s: int, *, rel: int, n: int, final: bool
     ) -> None:
-        line = _cut_line(data, ls, le, s)
+        line = cut_line(data, ls, le, s)
         winner: int | None = None
         shadowed: list[int] = []
         for i in self.cat.match_line(line):
@@ -282,7 +265,7 @@ class Scanner:
             room = max(0, self.keep - len(eh.first))
             keep = {r[0]: r for r in raws[:room] + raws[-self.keep :]}
             for rel, ls, le, s, shadowed in keep.values():
-                hit = self._make(i, data, ls, le, rel=rel, n=n, line=_cut_line(data, ls, le, s))
+                hit = self._make(i, data, ls, le, rel=rel, n=n, line=cut_line(data, ls, le, s))
                 hit.shadowed = shadowed
                 eh.add(hit, self.keep)
             eh.count += len(raws) - len(keep)
@@ -290,84 +273,3 @@ class Scanner:
 
     def _record(self, hit: Hit) -> None:
         self.hits.setdefault(hit.entry, EntryHits()).add(hit, self.keep)
-
-    # -- tracebacks -------------------------------------------------------------------------
-    def _continue_tb(self, data: bytes, start: int, n: int, base: int, final: bool) -> None:
-        pos, rel = start, base + 1
-        while rel < self._tb_next and pos < n:
-            e = data.find(b"\n", pos, n)
-            if e < 0:
-                return
-            pos, rel = e + 1, rel + 1
-        if rel == self._tb_next:
-            self._follow(data, pos, n, rel, final)
-
-    def _follow(self, data: bytes, pos: int, hi: int, rel: int, final: bool) -> None:
-        tb = self._tb
-        assert tb is not None
-        while pos < hi and tb.seen < TB_MAX_LINES:
-            e = data.find(b"\n", pos, hi)
-            if e < 0:
-                if not final:
-                    break
-                e = hi
-            raw = data[pos:e]
-            body = strip_prefix(raw)
-            tb.seen += 1
-            if body.strip() and body[:1] not in (b" ", b"\t"):
-                self._end_tb(tb, rel, raw, data=data, ls=pos, le=e, hi=hi)
-                return
-            if body.strip():
-                tb.frames.append(raw[:MAX_TEXT])
-            self._body = (tb.rel + 1, rel)
-            pos, rel = e + 1, rel + 1
-        self._tb_next = rel
-        if tb.seen >= TB_MAX_LINES:
-            self._end_tb(tb, None, None)
-
-    def _end_tb(
-        self,
-        tb: Traceback,
-        rel: int | None,
-        raw: bytes | None,
-        *,
-        data: bytes = b"",
-        ls: int = 0,
-        le: int = 0,
-        hi: int = 0,
-    ) -> None:
-        self._tb = None
-        tb.exc_rel = rel
-        tb.exc_text = clip(raw) if raw is not None else None
-        tb.excerpt = [clip(tb.header)] + [clip(f) for f in tb.frames]
-        if tb.exc_text is not None:
-            tb.excerpt.append(tb.exc_text)
-        if tb.ignored:
-            if rel is not None:
-                self._ignored.append(rel)
-            return
-        self.tracebacks.append(tb)
-        if raw is None or rel is None or self._code_error is None:
-            return
-        m = _EXC.match(strip_prefix(raw))
-        if m is None or rel in self._pending_exc:
-            return
-        self._pending_exc[rel] = (ls, le, hi, raw, m.group("exc").decode("utf-8", "replace"))
-
-    def _synthetic(self, data: bytes, rel: int, item: tuple[int, int, int, bytes, str]) -> Hit:
-        ls, le, hi, raw, exc = item
-        assert self._code_error is not None
-        hit = self._make(self._code_error, data, ls, le, rel=rel, n=hi, line=raw)
-        hit.groups = {"exc": exc}
-        hit.key = clip(strip_prefix(raw))
-        hit.exc = exc
-        hit.synthetic = "traceback"
-        return hit
-
-
-def _cut_line(data: bytes, ls: int, le: int, s: int) -> bytes:
-    """The line [ls, le), or MAX_MATCH bytes of it around the match at s."""
-    if le - ls <= MAX_MATCH:
-        return data[ls:le]
-    a = max(ls, s - MAX_MATCH // 2)
-    return data[a : min(le, a + MAX_MATCH)]

@@ -1,0 +1,105 @@
+"""Following Python tracebacks through the scan (a mixin of Scanner).
+
+When the scanner meets `Traceback (most recent call last)` it walks the following lines:
+indented lines (after launcher prefixes) are frames and quoted source code, the first
+non-indented line is the exception. That gives the last traceback for `unknown`, a
+code_error hit for an exception line no catalog entry claims (`StopIteration`), the frames
+range (source lines quoted there are never hits) and tracebacks printed under
+"Exception ignored in" (never fatal).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+
+from labctl.diagnose.hits import MAX_TEXT, Hit, Traceback, clip, strip_prefix
+
+TB_MAX_LINES = 400
+_EXC = re.compile(rb"^(?P<exc>[A-Za-z_][\w.]*)(?::|\s*$)")
+Pending = tuple[int, int, int, bytes, str]
+
+
+class TracebackFollower:
+    _tb: Traceback | None
+    _tb_next: int
+    _body: tuple[int, int]
+    _ignored: deque[int]
+    _pending_exc: dict[int, Hit | Pending]
+    _code_error: int | None
+    tracebacks: deque[Traceback]
+
+    def _make(self, i: int, data: bytes, ls: int, le: int, *, rel: int, n: int, line: bytes) -> Hit:
+        raise NotImplementedError
+
+    def _continue_tb(self, data: bytes, start: int, n: int, base: int, final: bool) -> None:
+        pos, rel = start, base + 1
+        while rel < self._tb_next and pos < n:
+            e = data.find(b"\n", pos, n)
+            if e < 0:
+                return
+            pos, rel = e + 1, rel + 1
+        if rel == self._tb_next:
+            self._follow(data, pos, n, rel, final)
+
+    def _follow(self, data: bytes, pos: int, hi: int, rel: int, final: bool) -> None:
+        tb = self._tb
+        assert tb is not None
+        while pos < hi and tb.seen < TB_MAX_LINES:
+            e = data.find(b"\n", pos, hi)
+            if e < 0:
+                if not final:
+                    break
+                e = hi
+            raw = data[pos:e]
+            body = strip_prefix(raw)
+            tb.seen += 1
+            if body.strip() and body[:1] not in (b" ", b"\t"):
+                self._end_tb(tb, rel, raw, data=data, ls=pos, le=e, hi=hi)
+                return
+            if body.strip():
+                tb.frames.append(raw[:MAX_TEXT])
+            self._body = (tb.rel + 1, rel)
+            pos, rel = e + 1, rel + 1
+        self._tb_next = rel
+        if tb.seen >= TB_MAX_LINES:
+            self._end_tb(tb, None, None)
+
+    def _end_tb(
+        self,
+        tb: Traceback,
+        rel: int | None,
+        raw: bytes | None,
+        *,
+        data: bytes = b"",
+        ls: int = 0,
+        le: int = 0,
+        hi: int = 0,
+    ) -> None:
+        self._tb = None
+        tb.exc_rel = rel
+        tb.exc_text = clip(raw) if raw is not None else None
+        tb.excerpt = [clip(tb.header)] + [clip(f) for f in tb.frames]
+        if tb.exc_text is not None:
+            tb.excerpt.append(tb.exc_text)
+        if tb.ignored:
+            if rel is not None:
+                self._ignored.append(rel)
+            return
+        self.tracebacks.append(tb)
+        if raw is None or rel is None or self._code_error is None:
+            return
+        m = _EXC.match(strip_prefix(raw))
+        if m is None or rel in self._pending_exc:
+            return
+        self._pending_exc[rel] = (ls, le, hi, raw, m.group("exc").decode("utf-8", "replace"))
+
+    def _synthetic(self, data: bytes, rel: int, item: tuple[int, int, int, bytes, str]) -> Hit:
+        ls, le, hi, raw, exc = item
+        assert self._code_error is not None
+        hit = self._make(self._code_error, data, ls, le, rel=rel, n=hi, line=raw)
+        hit.groups = {"exc": exc}
+        hit.key = clip(strip_prefix(raw))
+        hit.exc = exc
+        hit.synthetic = "traceback"
+        return hit
