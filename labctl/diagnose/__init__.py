@@ -56,8 +56,8 @@ from labctl.diagnose.engine import (
     group,
 )
 from labctl.diagnose.fingerprint import fingerprint, normalise
+from labctl.diagnose.jobstate import JobState
 from labctl.diagnose.load import default_catalog, load_catalog
-from labctl.diagnose.rank import JobState
 from labctl.diagnose.reader import LogUnreadable
 
 __all__ = [

@@ -21,8 +21,9 @@ from typing import Any
 
 from labctl.diagnose import reader
 from labctl.diagnose.catalog import Catalog
+from labctl.diagnose.jobstate import JobState
 from labctl.diagnose.load import default_catalog
-from labctl.diagnose.rank import CLUSTER_GAP, JobState, Ranked
+from labctl.diagnose.rank import CLUSTER_GAP, Ranked
 from labctl.diagnose.record import Merged, build
 from labctl.diagnose.scan import DEFAULT_BLOCK
 from labctl.errors import UsageError

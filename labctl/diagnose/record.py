@@ -15,7 +15,8 @@ from typing import Any
 from labctl.diagnose.catalog import Catalog
 from labctl.diagnose.fingerprint import exception_type, fingerprint
 from labctl.diagnose.hits import Hit, ScanResult, Traceback
-from labctl.diagnose.rank import JobState, Ranked, rank
+from labctl.diagnose.jobstate import JobState
+from labctl.diagnose.rank import Ranked, rank
 from labctl.redact import Redactor, default_redactor
 
 EVIDENCE_HITS = 3
