@@ -260,3 +260,22 @@ def test_exception_type_in_logger_wrapped_lines() -> None:
         + "AssertionError: \nThe NVIDIA driver on your system is too old (found version 10010).\n"
     )
     assert b["category"] == "cuda_driver_mismatch" and b["exception_type"] == "AssertionError"
+
+
+def test_traceback_pasted_with_uniform_indentation() -> None:
+    log = (
+        "        Traceback (most recent call last):\n"
+        '        File "scripts/train.py", line 8, in <module>\n'
+        "        from mypkg.main import run\n"
+        "        ModuleNotFoundError: No module named 'mypkg'\n"
+    )
+    d = diagnose_text(log)
+    assert d["category"] == "module_not_found" and d["action"]["module"] == "mypkg"
+
+
+def test_workncc_description_is_not_timeout_evidence() -> None:
+    d = diagnose_text(
+        "Collective WorkNCCL(SeqNum=7, OpType=BROADCAST, Timeout(ms)=600000) raised the following "
+        "async exception: NCCL error: unhandled system error, NCCL version 2.21.5\n"
+    )
+    assert d["category"] == "nccl_error"

@@ -75,6 +75,7 @@ class Traceback:
     seen: int = 0
     header: bytes = b""
     ignored: bool = False  # printed under "Exception ignored in": never fatal
+    indent: int = 0  # leading whitespace of the header: frames are indented deeper
 
 
 @dataclass

@@ -29,6 +29,7 @@ from labctl.diagnose.hits import (
     ScanResult,
     Traceback,
     clip,
+    strip_prefix,
 )
 from labctl.diagnose.lines import (
     MAX_LINE,
@@ -240,7 +241,9 @@ class Scanner(TracebackFollower):
                 self._end_tb(self._tb, None, None)
             prev = lines_before(data, ls, 1)
             ignored = bool(prev) and b"Exception ignored" in prev[0]
-            self._tb = Traceback(rel=rel, header=line[:MAX_TEXT], ignored=ignored)
+            head = strip_prefix(line)
+            indent = len(head) - len(head.lstrip(b" \t"))
+            self._tb = Traceback(rel=rel, header=line[:MAX_TEXT], ignored=ignored, indent=indent)
             self._tb_next = rel + 1
             self._follow(data, le + 1, n, rel + 1, final)
 

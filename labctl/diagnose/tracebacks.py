@@ -54,7 +54,7 @@ class TracebackFollower:
             raw = data[pos:e]
             body = strip_prefix(raw)
             tb.seen += 1
-            if body.strip() and body[:1] not in (b" ", b"\t"):
+            if body.strip() and _indent(body) <= tb.indent:  # frames sit deeper than the header
                 self._end_tb(tb, rel, raw, data=data, ls=pos, le=e, hi=hi)
                 return
             if body.strip():
@@ -103,3 +103,7 @@ class TracebackFollower:
         hit.exc = exc
         hit.synthetic = "traceback"
         return hit
+
+
+def _indent(body: bytes) -> int:
+    return len(body) - len(body.lstrip(b" \t"))
