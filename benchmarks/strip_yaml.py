@@ -1,19 +1,25 @@
 """Benchmark `labctl.yamlstrip` against a ruamel.yaml round trip on a ~5 MB config.
 
-    .venv/bin/python benchmarks/strip_yaml.py [--size-mb 5] [--repeat 3]
+    .venv/bin/python benchmarks/strip_yaml.py [--sizes 5] [--repeat 3] [--tracemalloc]
+
+A full default run takes about 20 minutes, almost all of it in ruamel (its round trip
+grows faster than linearly with the file); `--sizes 0.5` takes about a minute.
 
 Generates a deterministic, config-like YAML (nested mappings, block and flow sequences,
 quoted strings, block scalars, anchors, URLs with `#fragments`, whole-line and inline
 comments) and times, in the same run:
 
-- labctl: `analyze` (scan + strip + verify: two full PyYAML loads) and `apply` to a
-  temporary copy;
+- labctl: `analyze` (scan + strip + verify: two full pure-Python PyYAML loads) and
+  `apply` to a temporary copy;
+- for reference, one `yaml.safe_load_all` pass (pure Python), the floor for any tool
+  whose verifier is `safe_load`;
 - ruamel.yaml 0.18+ round trip: `YAML().load` + `dump` of the same text (what yq-style
   tools do; it does not even remove the comments, and it does not keep the bytes).
 
 It reports median wall times, the ratio, whether ruamel kept the bytes, and peak memory:
-`tracemalloc` peak (one extra traced run each) and `ru_maxrss` of a fresh child process
-per tool (the child's own maximum resident set, minus its size after imports).
+the peak resident set (`VmHWM`) of a fresh child process per tool, and its growth over
+the child's size after imports; with `--tracemalloc` also the `tracemalloc` peak of one
+extra traced run each (slow: tracing multiplies ruamel's time).
 """
 
 from __future__ import annotations
@@ -21,7 +27,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import random
 import resource
 import statistics
@@ -35,12 +40,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from labctl.yamlstrip import analyze, apply  # noqa: E402
+from labctl.yamlstrip import analyze, apply
 
-WORDS = (
-    "warmup cosine decay tuned baseline ablation seed shard rollout reward kl critic actor "
-    "buffer epoch batch token context gradient clip norm checkpoint eval sweep node gpu"
-).split()
+_WORDS = """warmup cosine decay tuned baseline ablation seed shard rollout reward kl critic
+actor buffer epoch batch token context gradient clip norm checkpoint eval sweep node gpu"""
+WORDS = _WORDS.split()
+LRS = ["1e-5", "3.0e-4", "0.001", ".nan", ".inf"]
 
 
 def _words(rng: random.Random, n: int) -> str:
@@ -67,7 +72,7 @@ def make_config(target_bytes: int, seed: int = 1234) -> bytes:
             f"  - name: run-{i:06d}  # {_words(rng, 3)}\n",
             "    <<: *defaults\n",
             f"    seed: {rng.randint(0, 2**31)}\n",
-            f"    lr: {rng.choice(['1e-5', '3.0e-4', '0.001', '.nan', '.inf'])}  # {_words(rng, 4)}\n",
+            f"    lr: {rng.choice(LRS)}  # {_words(rng, 4)}\n",
             f"    batch_size: {rng.choice([8, 16, 32, 64, 128])}\n",
             f"    tags: [{', '.join(rng.sample(WORDS, 3))}]  # flow list\n",
             "    data:\n",
@@ -111,13 +116,22 @@ def run_ruamel(data: bytes, tmp: Path) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-def median_time(fn: Callable[[], object], repeat: int) -> tuple[float, list[float]]:
+def run_safe_load(data: bytes, tmp: Path) -> bytes:
+    import yaml
+
+    list(yaml.safe_load_all(data.decode("utf-8")))
+    return data
+
+
+def timed(fn: Callable[[], bytes], repeat: int) -> tuple[float, list[float], bytes]:
+    """Median wall time, all times, and the last output."""
     times = []
+    out = b""
     for _ in range(repeat):
         t0 = time.perf_counter()
-        fn()
+        out = fn()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times), times
+    return statistics.median(times), times, out
 
 
 def traced_peak(fn: Callable[[], object]) -> int:
@@ -129,8 +143,19 @@ def traced_peak(fn: Callable[[], object]) -> int:
         tracemalloc.stop()
 
 
+def _vm_kib(field: str) -> int:
+    """A `/proc/self/status` value in KiB (VmHWM: this process's peak RSS since exec)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # may include the parent's
+
+
 def child_rss(tool: str, path: Path) -> dict[str, int]:
-    """Run one tool once in a fresh interpreter; its max RSS and its RSS after imports."""
+    """Run one tool once in a fresh interpreter; its peak RSS and its RSS after imports."""
     out = subprocess.run(
         [sys.executable, __file__, "--child", tool, str(path)],
         check=True,
@@ -143,65 +168,77 @@ def child_rss(tool: str, path: Path) -> dict[str, int]:
 def child_main(tool: str, path: Path) -> None:
     import ruamel.yaml  # noqa: F401  (both children import the same modules)
 
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    base = _vm_kib("VmRSS")
     data = path.read_bytes()
     with tempfile.TemporaryDirectory() as d:
-        tmp = Path(d, "c.yaml")
-        if tool == "labctl":
-            run_labctl(data, tmp)
-        else:
-            run_ruamel(data, tmp)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"base_kib": base, "peak_kib": peak}))
+        {"labctl": run_labctl, "ruamel": run_ruamel}[tool](data, Path(d, "c.yaml"))
+    print(json.dumps({"base_kib": base, "peak_kib": _vm_kib("VmHWM")}))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size-mb", type=float, default=5.0)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
-    ap.add_argument("--child", nargs=2, metavar=("TOOL", "FILE"), help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.child:
-        child_main(args.child[0], Path(args.child[1]))
-        return
+def _times(ts: list[float]) -> str:
+    return ", ".join(f"{t:.2f}" for t in ts)
 
-    data = make_config(int(args.size_mb * 1_000_000))
+
+def bench(size_mb: float, args: argparse.Namespace) -> None:
+    data = make_config(int(size_mb * 1_000_000))
     probe = analyze(data, source="bench")
     lines = data.count(b"\n")
     print(
-        f"input: {len(data):,} bytes, {lines:,} lines, "
-        f"{len(probe.comments):,} comments; stripped: {probe.bytes_after:,} bytes, "
-        f"verified={probe.verified}"
+        f"\n== {size_mb:g} MB: {len(data):,} bytes, {lines:,} lines, "
+        f"{len(probe.comments):,} comments; stripped {probe.bytes_after:,} bytes, "
+        f"verified={probe.verified}",
+        flush=True,
     )
     with tempfile.TemporaryDirectory() as d:
         src = Path(d, "config.yaml")
         src.write_bytes(data)
         tmp = Path(d, "target.yaml")
-        t_lab, lab_all = median_time(lambda: run_labctl(data, tmp), args.repeat)
-        t_rua, rua_all = median_time(lambda: run_ruamel(data, tmp), args.repeat)
-        ruamel_out = run_ruamel(data, tmp)
-        print(f"labctl analyze+apply: median {t_lab:.2f} s  ({', '.join(f'{t:.2f}' for t in lab_all)})")
-        print(f"ruamel round trip:    median {t_rua:.2f} s  ({', '.join(f'{t:.2f}' for t in rua_all)})")
-        print(f"ratio ruamel/labctl: {t_rua / t_lab:.2f}x  (labctl is {'faster' if t_lab < t_rua else 'SLOWER'})")
+        t_ref, ref_all, _ = timed(lambda: run_safe_load(data, tmp), args.repeat)
+        print(f"reference, one pure safe_load_all pass: {t_ref:.2f} s ({_times(ref_all)})")
+        t_lab, lab_all, lab_out = timed(lambda: run_labctl(data, tmp), args.repeat)
+        print(f"labctl analyze+apply: median {t_lab:.2f} s ({_times(lab_all)})", flush=True)
+        t_rua, rua_all, rua_out = timed(lambda: run_ruamel(data, tmp), args.ruamel_repeat)
+        print(f"ruamel round trip:    median {t_rua:.2f} s ({_times(rua_all)})")
+        verdict = "faster" if t_lab < t_rua else "SLOWER"
+        print(f"ratio ruamel/labctl: {t_rua / t_lab:.2f}x (labctl is {verdict})")
         print(
-            f"ruamel kept the bytes: {ruamel_out == data}  "
-            f"(output {len(ruamel_out):,} bytes; it keeps the comments by design and "
-            f"{'equals' if ruamel_out == probe.new_data else 'differs from'} the labctl output)"
+            f"bytes kept: labctl={lab_out == probe.new_data and tmp.read_bytes() == lab_out}, "
+            f"ruamel={rua_out == data} (ruamel output {len(rua_out):,} bytes; a round trip "
+            f"keeps the comments, so this is its best case, and still rewrites the file)",
+            flush=True,
         )
-        if args.no_memory:
-            return
-        lab_peak = traced_peak(lambda: run_labctl(data, tmp))
-        rua_peak = traced_peak(lambda: run_ruamel(data, tmp))
-        print(
-            f"tracemalloc peak: labctl {lab_peak / 2**20:.0f} MiB, ruamel {rua_peak / 2**20:.0f} MiB"
-        )
-        for tool in ("labctl", "ruamel"):
-            rss = child_rss(tool, src)
-            print(
-                f"child ru_maxrss {tool}: {rss['peak_kib'] / 1024:.0f} MiB "
-                f"(+{(rss['peak_kib'] - rss['base_kib']) / 1024:.0f} MiB over imports)"
-            )
+        if args.tracemalloc:
+            lab_peak = traced_peak(lambda: run_labctl(data, tmp))
+            rua_peak = traced_peak(lambda: run_ruamel(data, tmp))
+            print(f"tracemalloc peak: labctl {lab_peak / 2**20:.0f} MiB, ", end="")
+            print(f"ruamel {rua_peak / 2**20:.0f} MiB")
+        if not args.no_memory:
+            for tool in ("labctl", "ruamel"):
+                rss = child_rss(tool, src)
+                grow = (rss["peak_kib"] - rss["base_kib"]) / 1024
+                print(
+                    f"peak RSS {tool}: {rss['peak_kib'] / 1024:.0f} MiB "
+                    f"(+{grow:.0f} MiB over the interpreter after imports)",
+                    flush=True,
+                )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--sizes", default="5", help="comma-separated sizes in MB (default 5)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--ruamel-repeat", type=int, default=None, help="default: --repeat")
+    ap.add_argument("--no-memory", action="store_true", help="skip the child-process RSS")
+    ap.add_argument("--tracemalloc", action="store_true", help="also a traced run of each")
+    ap.add_argument("--child", nargs=2, metavar=("TOOL", "FILE"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child_main(args.child[0], Path(args.child[1]))
+        return
+    if args.ruamel_repeat is None:
+        args.ruamel_repeat = args.repeat
+    for size in args.sizes.split(","):
+        bench(float(size), args)
 
 
 if __name__ == "__main__":

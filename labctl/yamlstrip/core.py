@@ -44,6 +44,7 @@ def _refuse(
 
 
 def _decode(source: str, data: bytes) -> str | StripResult:
+    """Strict UTF-8 (a UTF-8 BOM stays in the text, as U+FEFF); NUL bytes mean binary."""
     if data.startswith(_UTF16_32_BOMS):
         return _refuse(
             source,
@@ -53,11 +54,11 @@ def _decode(source: str, data: bytes) -> str | StripResult:
             line=1,
             column=1,
         )
+    if b"\x00" in data:
+        return _refuse(source, data, model.BINARY, "binary file (contains NUL bytes)")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if b"\x00" in data:
-            return _refuse(source, data, model.BINARY, "binary file (contains NUL bytes)")
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         return _refuse(
@@ -165,8 +166,6 @@ def analyze(data: bytes, *, source: str = "-") -> StripResult:
     `verified` is true, `new_data` is `data` without its comments and safe to write; when
     false, `new_data` is `data` itself.
     """
-    if b"\x00" in data and not data.startswith(_UTF16_32_BOMS):
-        return _refuse(source, data, model.BINARY, "binary file (contains NUL bytes)")
     decoded = _decode(source, data)
     if isinstance(decoded, StripResult):
         return decoded
