@@ -273,7 +273,7 @@ def test_traceback_pasted_with_uniform_indentation() -> None:
     assert d["category"] == "module_not_found" and d["action"]["module"] == "mypkg"
 
 
-def test_workncc_description_is_not_timeout_evidence() -> None:
+def test_worknccl_description_is_not_timeout_evidence() -> None:
     d = diagnose_text(
         "Collective WorkNCCL(SeqNum=7, OpType=BROADCAST, Timeout(ms)=600000) raised the following "
         "async exception: NCCL error: unhandled system error, NCCL version 2.21.5\n"
