@@ -21,7 +21,10 @@ if TYPE_CHECKING:
     from labctl.context import Context
 
 # kind -> "module:function" taking (records, console, ctx)
-VIEWS: dict[str, str] = {"file": "labctl.render.files:render"}
+VIEWS: dict[str, str] = {
+    "file": "labctl.render.files:render",
+    "job": "labctl.render.jobs:render",
+}
 MAX_GENERIC_COLUMNS = 14
 MAX_CELL = 80
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")

@@ -1,0 +1,154 @@
+"""The job view people read: one box-drawing table per bucket (RL, SFT, Datagen, Eval,
+Other) across all clusters. Red flags are coloured AND marked with a symbol, so they
+survive NO_COLOR, a pipe into a chat message, or a log file."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from labctl.records import parse_rfc3339
+from labctl.render.buckets import (
+    BUCKETS,
+    bucket_of,
+    flags,
+    number,
+    rl_signals,
+    rules_from_config,
+    thresholds_from_config,
+)
+from labctl.render.tables import cell, new_table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from labctl.context import Context
+
+VERDICT_MARKS = {
+    "running-progressing": ("▲", "green"),
+    "running": ("▶", ""),
+    "running-unverified": ("?", "yellow"),
+    "running-stalled": ("⚠", "bold red"),
+    "pending": ("…", ""),
+    "completed": ("✓", "green"),
+    "cancelled": ("⊘", ""),
+    "preempted": ("↻", "yellow"),
+}
+FAILED = ("✗", "bold red")  # failed, timeout, out_of_memory, node_fail, unknown
+
+
+def human_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    s = int(max(0, seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    if s < 86400:
+        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+    return f"{s // 86400}d{(s % 86400) // 3600:02d}h"
+
+
+def _age(rec: dict[str, Any], now: float) -> float | None:
+    if rec.get("elapsed_s") is not None and rec.get("verdict") != "pending":
+        return float(rec["elapsed_s"])
+    start = parse_rfc3339(rec.get("start_time")) or parse_rfc3339(rec.get("submit_time"))
+    return None if start is None else now - start
+
+
+def _progress(rec: dict[str, Any], now: float) -> tuple[str, str]:
+    p = rec.get("progress") or {}
+    value = p.get("value")
+    if value is None:
+        return "—", "—"
+    counter = p.get("counter") or p.get("counter_key") or "step"
+    text = f"{counter} {_num(value)}"
+    if p.get("total"):
+        text += f"/{_num(p['total'])}"
+    rate = number(p.get("rate_per_h"))
+    if rate:
+        text += f" · {rate:.3g}/h"
+    changed = parse_rfc3339(p.get("last_change") or p.get("last_advance_at"))
+    return text, ("—" if changed is None else human_duration(now - changed) + " ago")
+
+
+def _num(value: Any) -> str:
+    n = number(value)
+    if n is None:
+        return str(value)
+    return str(int(n)) if n.is_integer() else f"{n:.4g}"
+
+
+def _metric(value: float | None, red: bool, up: bool) -> tuple[str, str]:
+    if value is None:
+        return "—", ""
+    text = f"{value:.3g}"
+    return (("↑ " if up else "↓ ") + text, "bold red") if red else (text, "")
+
+
+def _verdict(rec: dict[str, Any]) -> tuple[str, str]:
+    verdict = str(rec.get("verdict") or "unknown")
+    mark, style = VERDICT_MARKS.get(verdict, FAILED)
+    return f"{mark} {verdict.removeprefix('running-')}", style
+
+
+def render(records: list[dict[str, Any]], console: Console, ctx: Context) -> None:
+    from rich.text import Text
+
+    now = ctx.clock()
+    rules = rules_from_config(ctx.config.section("buckets"))
+    limits = thresholds_from_config(ctx.config.section("thresholds"))
+    groups: dict[str, list[dict[str, Any]]] = {b: [] for b in BUCKETS}
+    for rec in records:
+        groups[bucket_of(rec, rules)].append(rec)
+    for bucket in BUCKETS:
+        recs = groups[bucket]
+        if not recs:
+            continue
+        attention = sum(1 for r in recs if _verdict(r)[1] == "bold red")
+        title = f"{bucket} — {len(recs)} job(s)" + (
+            f", {attention} need a person" if attention else ""
+        )
+        table = new_table(title, console)
+        columns = ["cluster", "job", "verdict", "age", "progress", "last change"]
+        if bucket == "RL":
+            columns += ["entropy", "grad_norm", "IS log-ratio"]
+        whys = [_why(r) for r in recs]
+        if any(whys):
+            columns.append("why / fix")
+        for col in columns:
+            table.add_column(col, overflow="fold")
+        for rec, why in zip(recs, whys, strict=True):
+            verdict, vstyle = _verdict(rec)
+            progress, changed = _progress(rec, now)
+            job = f"{rec.get('job_id')} {rec.get('name') or ''}".strip()
+            row: list[tuple[str, str]] = [
+                (cell(rec.get("cluster")), ""),
+                (cell(job, 40), ""),
+                (verdict, vstyle),
+                (human_duration(_age(rec, now)), ""),
+                (cell(progress, 40), ""),
+                (changed, "bold red" if rec.get("verdict") == "running-stalled" else ""),
+            ]
+            if bucket == "RL":
+                sig = rl_signals(rec)
+                red = flags(sig, limits)
+                row += [
+                    _metric(sig["entropy"], "entropy" in red, up=False),
+                    _metric(sig["grad_norm"], "grad_norm" in red, up=True),
+                    _metric(sig["log_ratio"], "log_ratio" in red, up=True),
+                ]
+            if any(whys):
+                row.append((cell(why, 90), ""))
+            table.add_row(*(Text(text, style=style) for text, style in row))
+        console.print(table)
+
+
+def _why(rec: dict[str, Any]) -> str:
+    diag = rec.get("diagnosis") or {}
+    if diag.get("category") and diag.get("category") != "healthy":
+        fix = diag.get("fix") or ""
+        return f"{diag['category']}: {fix}".strip().rstrip(":")
+    if rec.get("verdict") not in ("running-progressing", "completed", "pending", "running"):
+        return str(rec.get("cause") or rec.get("reason") or "")
+    return ""
