@@ -291,3 +291,16 @@ def test_apply_refuses_a_file_changed_since_read(tmp_path: Path) -> None:
     with pytest.raises(ChangedOnDiskError):
         apply(path, result)
     assert path.read_bytes() == b"a: 2 # c\n"
+
+
+def test_key_paths_with_anchors_and_aliases() -> None:
+    data = (
+        b"base: &b {lr: 1}  # anchor\n"
+        b"run:\n  <<: *b  # merged\n  items:\n  - &i x\n  - *i\n  - y  # third\n"
+    )
+    paths = [(c.text, c.key_path) for c in analyze(data).comments]
+    assert paths == [
+        ("# anchor", ".base"),
+        ("# merged", '.run.["<<"]'),
+        ("# third", ".run.items[2]"),
+    ]

@@ -72,19 +72,25 @@ class Entry:
 
 
 def _entries(roots: Sequence[Node]) -> list[Entry]:
-    """Every entry in document order (by position, shallower first at one position)."""
+    """Every entry in document order (by position, shallower first at one position).
+
+    An alias has no position of its own (its node's marks point at the anchor), so an
+    aliased sequence item gets no entry and an aliased key is placed at its value.
+    """
     out: list[Entry] = []
-    seen: set[int] = set()
+    seen: set[int] = set()  # nodes entered (anchors: later uses are aliases)
+    seen_keys: set[int] = set()
     for doc, root in enumerate(roots):
-        mark = root.start_mark
-        # (node to enter, position of its entry, segment, parent)
-        stack: list[tuple[Node, Mark, str, Entry | None, int]] = [(root, mark, "", None, False)]
+        # (node to enter, position of its entry, segment, parent entry, flow end)
+        stack: list[tuple[Node, Mark, str, Entry | None, int]] = [
+            (root, root.start_mark, "", None, -1)
+        ]
         while stack:
             node, pos, segment, parent, flow_end = stack.pop()
             depth = 0 if parent is None else parent.depth + 1
             entry = Entry(pos.index, pos.line, pos.column, depth, doc, segment, parent, flow_end)
             out.append(entry)
-            if id(node) in seen:  # an alias: its marks point at the anchor
+            if id(node) in seen:
                 continue
             seen.add(id(node))
             children: list[tuple[Node, Mark, str, Entry | None, int]] = []
@@ -92,12 +98,20 @@ def _entries(roots: Sequence[Node]) -> list[Entry]:
                 flow = node.end_mark.index if node.flow_style else -1
                 for key, value in node.value:
                     label = key.value if isinstance(key, ScalarNode) else "?"
-                    children.append((value, key.start_mark, key_segment(label), entry, flow))
+                    mark = key.start_mark
+                    if id(key) in seen_keys:
+                        if id(value) in seen:
+                            continue
+                        mark = value.start_mark
+                    seen_keys.add(id(key))
+                    children.append((value, mark, key_segment(label), entry, flow))
             elif isinstance(node, SequenceNode):
                 flow = node.end_mark.index if node.flow_style else -1
+                pending: set[int] = set()
                 for i, item in enumerate(node.value):
-                    if id(item) in seen:  # an aliased item has no position of its own
+                    if id(item) in seen or id(item) in pending:
                         continue
+                    pending.add(id(item))
                     children.append((item, item.start_mark, index_segment(i), entry, flow))
             stack.extend(reversed(children))
     out.sort(key=lambda e: (e.start, e.depth))
@@ -133,9 +147,9 @@ class KeyIndex:
                 j -= 1
             if best is not None:
                 return best.path()
-            for b in self.boundaries:
-                if b.line == span.line and b.index < span.start:
-                    return "." if b.kind == "start" else None
+            k = bisect_left(self.boundary_starts, span.start) - 1
+            if k >= 0 and self.boundaries[k].line == span.line:
+                return "." if self.boundaries[k].kind == "start" else None
         # head: the next entry, unless a document boundary comes first
         if i < len(entries) and not self._boundary_between(span.start, entries[i].start):
             head = entries[i]
