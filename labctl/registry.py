@@ -26,6 +26,12 @@ class CommandSpec:
 
 COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
+        "diagnose",
+        "labctl.commands.diagnose",
+        "Name the root cause of failed jobs from their logs, with a fix and a fingerprint.",
+        reads_records=True,
+    ),
+    CommandSpec(
         "strip-yaml-comments",
         "labctl.commands.strip_yaml_comments",
         "Remove comments, and only comments, from YAML files (verified, atomic).",

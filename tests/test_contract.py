@@ -24,12 +24,24 @@ class Case:
 
 # Representative invocations of each command. A new command must add its cases here.
 CASES: dict[str, list[Case]] = {
+    "poll": [
+        Case(["--config", str(FIXTURES.parent / "poll" / "contract.toml"), "--summary"]),
+    ],
     "table": [Case(["-f", "jsonl", "--summary"], 'oops\n{"kind":"x","a":1}\n')],
     "schema": [Case([]), Case(["table", "config"])],
     "config": [Case(["show", "--summary"]), Case(["path"]), Case(["init"])],
     "strip-yaml-comments": [
         Case([str(FIXTURES / "sample.yaml")]),
         Case(["/nonexistent.yaml"]),
+    ],
+    "diagnose": [
+        Case([str(FIXTURES / "failed.log"), "--group"]),
+        Case(
+            [],
+            '{"kind":"job","verdict":"failed","state":"FAILED","exit_code":1,'
+            f'"stderr":"{FIXTURES / "failed.log"}"}}\n{{"kind":"x"}}\n',
+        ),
+        Case(["--catalog"]),
     ],
     "log": [
         Case(["-t", "sweep"], '{"kind":"job","verdict":"failed"}\nbad\n'),

@@ -23,7 +23,7 @@ from labctl.diagnose import (
         (
             "2024-11-20 14:37:16 [rank3]: torch.OutOfMemoryError: CUDA out of memory. "
             "Tried to allocate 132.00 MiB. GPU 3",
-            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate <NUM> MiB. GPU <NUM>",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate <SIZE>. GPU <NUM>",
         ),
         (
             "slurmstepd: error: *** JOB 4711 ON della-l09g1 CANCELLED AT 2024-05-01T12:00:00 "

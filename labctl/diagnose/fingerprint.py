@@ -14,6 +14,7 @@ and logger prefixes stripped and per-run values masked by fixed, ordered rules:
   <HOST>       IPv4/IPv6 addresses, host names with digits (`node-a17`, `ip-10-0-0-1`), FQDNs
   <PATH>       absolute, home-relative and multi-segment relative paths
   <HEX>        `0x…` and runs of 8+ hex digits containing a digit
+  <SIZE>       a size with its unit (20.00 MiB, 1.5 GiB, 4096 bytes)
   <NUM>        every other number (sizes, steps, ranks, pids, ports, durations, job ids)
 
 The exception type is reduced to its last component (`torch.OutOfMemoryError` and
@@ -85,6 +86,8 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
         "<HOST>",
     ),
     (re.compile(r"\b[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+){2,}\.[a-zA-Z]{2,}\b"), "<HOST>"),
+    # a size in any unit: "20.00 MiB" and "1.50 GiB" are the same failure
+    (re.compile(r"\b\d+(?:[.,]\d+)?\s*(?:[KMGTPE]i?B|[kKMGTPE]B|bytes?)\b"), "<SIZE>"),
     (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<HEX>"),
     (re.compile(r"\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,}\b"), "<HEX>"),
     (re.compile(r"[-+]?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?"), "<NUM>"),

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 VIEWS: dict[str, str] = {
     "file": "labctl.render.files:render",
     "job": "labctl.render.jobs:render",
+    "diagnosis": "labctl.render.diagnoses:render_diagnoses",
+    "diagnosis_group": "labctl.render.diagnoses:render_groups",
+    "catalog_entry": "labctl.render.diagnoses:render_catalog",
 }
 MAX_GENERIC_COLUMNS = 14
 MAX_CELL = 80

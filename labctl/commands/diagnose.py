@@ -1,0 +1,185 @@
+"""`labctl diagnose`: name the root cause of a failed job from its log, fast.
+
+Inputs: log files, directories (their *.log/*.out/*.err/*.txt, .gz too), globs, `-` for
+log text on stdin — one `diagnosis` record each — or, with no paths, job records on stdin
+(from `labctl poll`): every record whose verdict is a failure (or every job with `--all`)
+gets a `diagnosis` field, read from the job's stderr/stdout on its cluster through the
+same transport poll uses; all other records pass through untouched. Logs are read from
+the end (a window, widened only when inconclusive; `--full` scans everything), streamed,
+in bounded memory. `--group` adds one `diagnosis_group` record per failure fingerprint.
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from labctl.commands.diagnose_schema import SCHEMAS
+from labctl.errors import UsageError
+
+__all__ = ["SCHEMAS", "cli"]
+EXAMPLES = [
+    "labctl poll | labctl diagnose | labctl table",
+    "labctl diagnose logs/slurm-4812.out",
+    "labctl diagnose --group runs/*/stderr.log",
+    "labctl diagnose --catalog --format table",
+    "labctl diagnose --explain cuda_oom",
+]
+FAILED_VERDICTS = frozenset(
+    {
+        "failed",
+        "timeout",
+        "out_of_memory",
+        "node_fail",
+        "preempted",
+        "cancelled",
+        "unknown",
+        "running-stalled",
+    }
+)
+LOG_SUFFIXES = (".log", ".out", ".err", ".txt", ".gz")
+
+
+def expand_paths(paths: Iterable[str]) -> Iterator[Path]:
+    """Files as named; directories searched for log files; globs expanded (sorted)."""
+    for given in paths:
+        matches = sorted(globlib.glob(given, recursive=True)) if globlib.has_magic(given) else []
+        for item in matches or [given]:
+            path = Path(item)
+            if path.is_dir():
+                yield from sorted(
+                    p
+                    for p in path.rglob("*")
+                    if p.is_file()
+                    and p.name.endswith(LOG_SUFFIXES)
+                    and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                )
+            else:
+                yield path
+
+
+def _options(lc: Any, window: int, full: bool) -> dict[str, Any]:
+    from labctl.diagnose import load_catalog
+
+    files = lc.config.section("catalog").get("files", [])
+    if not isinstance(files, list):
+        raise UsageError("[catalog] files must be a list of TOML catalog paths")
+    catalog = load_catalog([Path(f).expanduser() for f in files])
+    return {"catalog": catalog, "redactor": lc.redactor, "window": window, "full": full}
+
+
+def diagnose_files(lc: Any, paths: list[str], opts: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    from labctl.diagnose import LogUnreadable, diagnose_chunks, diagnose_path
+
+    for path in expand_paths(paths):
+        if str(path) == "-":
+            yield diagnose_chunks(
+                iter(lambda: lc.stdin.read(1 << 20), b""),
+                source="-",
+                catalog=opts["catalog"],
+                redactor=opts["redactor"],
+            )
+            continue
+        try:
+            yield diagnose_path(
+                path,
+                window=opts["window"],
+                full=opts["full"],
+                catalog=opts["catalog"],
+                redactor=opts["redactor"],
+                now=lc.clock(),
+            )
+        except LogUnreadable as exc:
+            yield exc.record() | {"path": str(path)}
+
+
+def run(
+    lc: Any,
+    paths: list[str],
+    *,
+    input: Path | None,
+    all_jobs: bool,
+    window: int,
+    full: bool,
+    grouped: bool,
+) -> Iterator[dict[str, Any]]:
+    from labctl.diagnose import group
+    from labctl.diagnose.jobs import diagnose_job
+
+    opts = _options(lc, window, full)
+    seen: list[dict[str, Any]] = []
+    if paths:
+        for rec in diagnose_files(lc, paths, opts):
+            if grouped:
+                seen.append(rec)
+                if rec.get("kind") == "error":
+                    yield rec
+            else:
+                yield rec
+    else:
+        from labctl.stream import read_records
+
+        for rec in read_records(lc, input):
+            if rec.get("kind") == "job" and (all_jobs or rec.get("verdict") in FAILED_VERDICTS):
+                rec, errors = diagnose_job(lc, rec, opts)
+                yield from errors
+            if grouped and isinstance(rec.get("diagnosis"), dict):
+                seen.append(rec)
+            yield rec
+    if grouped:
+        yield from group(seen)
+
+
+def cli(
+    ctx: typer.Context,
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(help="Log files, directories, globs or - (default: job records on stdin)."),
+    ] = None,
+    input: Annotated[
+        Path | None, typer.Option("--input", "-i", help="Read job records from FILE.")
+    ] = None,
+    all_jobs: Annotated[
+        bool, typer.Option("--all", help="Diagnose every job record, not only failures.")
+    ] = False,
+    window: Annotated[
+        int, typer.Option("--window", metavar="BYTES", help="Bytes read from a log's end first.")
+    ] = 4 << 20,
+    full: Annotated[bool, typer.Option("--full", help="Scan whole logs.")] = False,
+    grouped: Annotated[
+        bool, typer.Option("--group", help="Add one record per failure fingerprint.")
+    ] = False,
+    catalog: Annotated[
+        bool, typer.Option("--catalog", help="List the failure catalog and exit.")
+    ] = False,
+    explain: Annotated[
+        str | None, typer.Option("--explain", metavar="ID", help="Show one catalog entry.")
+    ] = None,
+) -> int:
+    """Name the root cause of failed jobs from their logs (bounded reads, stable fingerprints)."""
+    from labctl.cli import context_from
+
+    lc = context_from(ctx, "diagnose")
+    if window < 4096:
+        raise UsageError("--window must be at least 4096 bytes")
+    if catalog or explain:
+        from labctl import diagnose
+
+        cat = _options(lc, window, full)["catalog"]
+        recs = [diagnose.explain(explain, cat)] if explain else diagnose.catalog_records(cat)
+        return lc.emit(recs)
+    return lc.emit(
+        run(
+            lc,
+            paths or [],
+            input=input,
+            all_jobs=all_jobs,
+            window=window,
+            full=full,
+            grouped=grouped,
+        )
+    )

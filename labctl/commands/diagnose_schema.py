@@ -1,0 +1,96 @@
+"""Record schemas of `labctl diagnose` (kept apart so the command module stays small)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from labctl.schemas import COMMON, INT_OR_NULL, STR_OR_NULL, record
+
+_EVIDENCE = {
+    "type": "object",
+    "properties": {
+        "origin": {"type": "string"},
+        "line": INT_OR_NULL,
+        "line_from_end": INT_OR_NULL,
+        "text": {"type": "string"},
+        "before": {"type": "array", "items": {"type": "string"}},
+        "after": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["origin", "text"],
+}
+DIAGNOSIS_FIELDS: dict[str, Any] = {
+    "source": STR_OR_NULL,
+    "failed": {"type": "boolean"},
+    "category": {"type": "string"},
+    "catalog_id": STR_OR_NULL,
+    "title": STR_OR_NULL,
+    "severity": {"enum": ["high", "medium", "low", None]},
+    "retryable": {"type": ["boolean", "null"]},
+    "fix": STR_OR_NULL,
+    "action": {"type": ["object", "null"]},
+    "exception_type": STR_OR_NULL,
+    "fingerprint": {"type": ["string", "null"], "pattern": "^[0-9a-f]{16}$"},
+    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    "decided_by": {"enum": ["scheduler", "hung", "log", "exit_code", "none"]},
+    "evidence": {"type": "array", "items": _EVIDENCE},
+    "also_matched": {"type": "array", "items": {"type": "object"}},
+    "events": {"type": "array", "items": {"type": "object"}},
+    "requeued": {"type": "boolean"},
+    "last_traceback": {"type": ["object", "null"]},
+    "bytes_read": {"type": "integer", "minimum": 0},
+    "window": {"type": ["object", "null"]},
+    "scheduler": {"type": ["object", "null"]},
+}
+_REQUIRED = ["failed", "category", "fingerprint", "confidence", "evidence", "decided_by"]
+
+SCHEMAS: dict[str, Any] = {
+    **COMMON,
+    "diagnosis": record(
+        "diagnosis",
+        "The root cause of one log's failure (or `healthy`): catalog entry, fix, whether a "
+        "retry can help, a stable fingerprint, and the evidence lines (redacted).",
+        DIAGNOSIS_FIELDS,
+        _REQUIRED,
+    ),
+    "job": record(
+        "job",
+        "A job record from `labctl poll`, passed through with a `diagnosis` object added "
+        "when its verdict is a failure (or with --all).",
+        {"diagnosis": {"type": "object", "properties": DIAGNOSIS_FIELDS, "required": _REQUIRED}},
+    ),
+    "diagnosis_group": record(
+        "diagnosis_group",
+        "One failure fingerprint (--group): how often it was seen and where.",
+        {
+            "fingerprint": {"type": "string"},
+            "category": {"type": "string"},
+            "catalog_id": STR_OR_NULL,
+            "title": STR_OR_NULL,
+            "count": {"type": "integer", "minimum": 1},
+            "sources": {"type": "array", "items": {"type": "string"}},
+            "jobs": {"type": "array"},
+            "example": STR_OR_NULL,
+        },
+        ["fingerprint", "category", "count", "sources", "jobs"],
+    ),
+    "catalog_entry": record(
+        "catalog_entry",
+        "One entry of the failure catalog (--catalog, --explain ID).",
+        {
+            "id": {"type": "string"},
+            "title": {"type": "string"},
+            "category": {"type": "string"},
+            "severity": {"type": "string"},
+            "retryable": {"type": "boolean"},
+            "fix": {"type": "string"},
+            "action": {"type": "object"},
+            "patterns": {"type": "object"},
+            "source": {"type": "string"},
+        },
+        ["id", "title", "category", "retryable", "fix"],
+    ),
+    "*": {
+        "description": "Records that are not failed jobs pass through unchanged.",
+        "type": "object",
+    },
+}

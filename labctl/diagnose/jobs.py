@@ -1,0 +1,107 @@
+"""Diagnose a `job` record from `labctl poll`: read its logs where they live, add the why.
+
+The scheduler's view (state, exit code, signal, log age) comes from the record and beats
+log text. Logs are the job's stderr, then stdout (one file when they are the same): read
+locally with the bounded, widening tail-first reader, or on the cluster through its
+transport as one bounded `tail -c` (window bytes; `--full` reads up to the engine's
+maximum window). The best-explained diagnosis of the two logs is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from labctl.diagnose.engine import DEFAULT_MAX_WINDOW, diagnose_chunks, diagnose_path
+from labctl.diagnose.reader import LogUnreadable
+from labctl.records import error_record
+
+
+def sched_of(rec: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "state": rec.get("state"),
+        "exit_code": rec.get("exit_code"),
+        "signal": rec.get("signal"),
+        "reason": rec.get("reason"),
+        "log_age": rec.get("log_age_s"),
+    }
+
+
+def _rank(d: Mapping[str, Any]) -> tuple[int, float]:
+    """Prefer a named failure over unknown over healthy, then confidence."""
+    category = d.get("category")
+    named = (
+        2 if d.get("failed") and category not in ("unknown", None) else 1 if d.get("failed") else 0
+    )
+    return (named, float(d.get("confidence") or 0.0))
+
+
+def log_paths(rec: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    for key in ("stderr", "stdout"):
+        path = rec.get(key)
+        if isinstance(path, str) and path and path not in out:
+            out.append(path)
+    return out
+
+
+def diagnose_job(
+    lc: Any, rec: dict[str, Any], opts: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The record with a `diagnosis` added, and any `error` records (unreadable logs)."""
+    from labctl.backends.clusters import transport_for
+
+    sched = sched_of(rec)
+    transport = transport_for(lc.config, rec.get("cluster"))
+    results: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    for path in log_paths(rec):
+        try:
+            if transport is None or transport.is_local:
+                d = diagnose_path(
+                    path,
+                    window=opts["window"],
+                    full=opts["full"],
+                    sched=sched,
+                    catalog=opts["catalog"],
+                    redactor=opts["redactor"],
+                    now=lc.clock(),
+                )
+            else:
+                nbytes = DEFAULT_MAX_WINDOW if opts["full"] else opts["window"]
+                res = transport.run(["tail", "-c", str(nbytes), "--", path], timeout=120)
+                if not res.ok:
+                    raise transport.error_for(res, what=f"reading {path}")
+                d = diagnose_chunks(
+                    [res.stdout],
+                    sched=sched,
+                    tail=True,
+                    source=path,
+                    catalog=opts["catalog"],
+                    redactor=opts["redactor"],
+                )
+            results.append(d)
+        except LogUnreadable as exc:
+            errors.append(
+                exc.record() | {"cluster": rec.get("cluster"), "job_id": rec.get("job_id")}
+            )
+        except Exception as exc:  # a transport failure for this log: keep going
+            reason = getattr(exc, "reason", "unreadable")
+            errors.append(
+                error_record(
+                    reason,
+                    f"cannot read {path}: {exc}",
+                    cluster=rec.get("cluster"),
+                    job_id=rec.get("job_id"),
+                )
+            )
+    if not results:
+        results.append(
+            diagnose_chunks(
+                [], sched=sched, source=None, catalog=opts["catalog"], redactor=opts["redactor"]
+            )
+        )
+    best = max(results, key=_rank)
+    out = dict(rec)
+    out["diagnosis"] = {k: v for k, v in best.items() if k != "kind"}
+    return out, errors
