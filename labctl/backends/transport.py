@@ -124,7 +124,7 @@ class Transport:
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(proc.pid)
-            out, err = proc.communicate()
+            out, err = _drain_after_kill(proc)
         result = CommandResult(
             argv=tuple(full),
             returncode=proc.returncode if not timed_out else -int(signal.SIGKILL),
@@ -157,6 +157,23 @@ class Transport:
             f"{where}: {what} exited {result.returncode}: {tail or 'no stderr'}",
             reason="command_failed",
         )
+
+
+def _drain_after_kill(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+    """What the killed command wrote, without waiting for EOF forever: an ssh mux client
+    hands its stdout/stderr descriptors to the ControlMaster, which keeps them open while
+    the remote command runs on, so after the kill we read for at most a moment."""
+    try:
+        return proc.communicate(timeout=1)
+    except subprocess.TimeoutExpired:
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        proc.wait()
+        return b"", b""
 
 
 def _kill_group(pid: int) -> None:
