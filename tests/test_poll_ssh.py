@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from labctl.backends.script import Script, run_script
 from labctl.backends.transport import Transport
+from labctl.errors import BackendError
 
 pytestmark = pytest.mark.ssh
 SSH_CONFIG = Path("/run/labctl-sshd/ssh_config")
@@ -27,3 +29,17 @@ def test_a_hung_command_behind_a_control_master_returns_at_the_deadline() -> Non
     start = time.monotonic()
     res = t.run(["sleep", "8"], timeout=2)
     assert res.timed_out and time.monotonic() - start < 6
+
+
+def test_a_hung_poll_script_is_stopped_on_the_cluster_too() -> None:
+    t = transport()
+    script = Script()
+    script.raw("slow", "sleep 31.25; echo never")
+    start = time.monotonic()
+    with pytest.raises(BackendError) as err:
+        run_script(t, script, timeout=3, what="squeue/sacct")
+    assert err.value.reason == "timeout" and time.monotonic() - start < 6
+    # the remote `timeout` ended the script: nothing of it is left running
+    time.sleep(1.5)  # timeout -k 1: TERM, then KILL a second later
+    left = t.run(["pgrep", "-f", "^sleep 31[.]25$"], timeout=20)
+    assert left.returncode == 1, left.stdout

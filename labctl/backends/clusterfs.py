@@ -1,0 +1,96 @@
+"""Look at files ON the cluster in one round trip: stat the job logs, read their tails.
+
+Sizes and mtimes come from `stat` on the cluster and are compared with the cluster's own
+clock (`date +%s` in the same script), so a skewed local clock cannot make a live log look
+stale. Reads are bounded (`tail -c N`), so a 2 GB log costs N bytes.
+
+    _m clock out; date +%s
+    _m stat out; printf '%s\\0' <paths> | xargs -0 -r stat -L --printf '%s %Y %n\\0' --
+    _m read.<i> out; tail -c <N> -- <path>          (one per read)
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from labctl.backends.script import Script, clock_of, run_script
+from labctl.backends.transport import Transport
+from labctl.errors import BackendError
+
+MAX_TAIL = 1 << 20
+
+
+@dataclass(frozen=True)
+class TailRead:
+    """The last `nbytes` bytes of `path`."""
+
+    path: str
+    nbytes: int
+
+    def shell(self) -> str:
+        n = max(1, min(self.nbytes, MAX_TAIL))
+        return f"tail -c {n} -- {shlex.quote(self.path)} 2>/dev/null"
+
+
+@dataclass
+class FileStat:
+    size: int
+    mtime: float
+
+
+@dataclass
+class FilesResult:
+    now: float  # the cluster's clock
+    stats: dict[str, FileStat] = field(default_factory=dict)  # missing files are absent
+    data: list[bytes] = field(default_factory=list)  # one per read, in order
+    elapsed_s: float = 0.0
+
+
+def files_script(
+    paths: Sequence[str], reads: Sequence[TailRead], path_prepend: Sequence[str] = ()
+) -> Script:
+    script = Script(path_prepend=path_prepend)
+    unique = list(dict.fromkeys(p for p in paths if p))
+    if unique:
+        listing = " ".join(shlex.quote(p) for p in unique)
+        script.raw(
+            "stat",
+            f"printf '%s\\0' {listing} | xargs -0 -r stat -L --printf '%s %Y %n\\0' -- 2>/dev/null",
+        )
+    for i, read in enumerate(reads):
+        script.raw(f"read.{i}", read.shell())
+    return script
+
+
+def parse_stat(out: bytes) -> dict[str, FileStat]:
+    stats: dict[str, FileStat] = {}
+    for item in out.split(b"\0"):
+        if not item.strip():
+            continue
+        size, _, rest = item.partition(b" ")
+        mtime, _, name = rest.partition(b" ")
+        if not size.isdigit() or not mtime.lstrip(b"-").isdigit() or not name:
+            raise BackendError(f"unexpected stat output: {item[:80]!r}", reason="bad_output")
+        stats[name.decode("utf-8", "surrogateescape")] = FileStat(int(size), float(mtime))
+    return stats
+
+
+def look_at_files(
+    transport: Transport,
+    paths: Sequence[str],
+    reads: Sequence[TailRead] = (),
+    *,
+    timeout: float,
+    path_prepend: Sequence[str] = (),
+) -> FilesResult:
+    script = files_script(paths, reads, path_prepend)
+    sections, elapsed = run_script(transport, script, timeout=timeout, what="stat of the logs")
+    result = FilesResult(now=clock_of(sections), elapsed_s=elapsed)
+    if "stat" in sections:
+        result.stats = parse_stat(sections["stat"].out)
+    result.data = [
+        sections[f"read.{i}"].out if f"read.{i}" in sections else b"" for i in range(len(reads))
+    ]
+    return result
