@@ -26,6 +26,11 @@ class CommandSpec:
 
 COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
+        "poll",
+        "labctl.commands.poll",
+        "Every job of every configured cluster: state, verdict, what changed (JSON Lines).",
+    ),
+    CommandSpec(
         "diagnose",
         "labctl.commands.diagnose",
         "Name the root cause of failed jobs from their logs, with a fix and a fingerprint.",

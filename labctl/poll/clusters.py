@@ -1,0 +1,278 @@
+"""The `[[clusters]]` tables of the config, validated into `ClusterConfig`s.
+
+Every problem is one line naming the cluster and the key (a `config` error, exit 2), and
+nothing is polled when any cluster is misconfigured. Keys:
+
+    name          unique; letters, digits, `.`, `_`, `-`
+    host          "local" (default) or an SSH host alias from ~/.ssh/config
+    ssh_options   extra ssh arguments, e.g. ["-F", "/path/ssh_config"]
+    scheduler     "slurm" (default) or "command"
+    users         whose jobs to watch (default: the login user on the cluster)
+    accounts      SLURM accounts to watch (ANDed with users by SLURM)
+    all_users     true: every user's jobs (overrides users)
+    skip          job-name patterns (fnmatch) that are out of scope: counted, not analysed
+    timeout_s     seconds the whole poll of this cluster may take (default poll.timeout_s)
+    path_prepend  directories put in front of PATH on the cluster
+    accounting    slurm: false when the cluster has no slurmdbd (no sacct; jobs that leave
+                  the queue become `unknown`)
+    command       command scheduler: a shell command printing JSON / JSON Lines job rows
+    rows          command scheduler: dotted path to the list of rows in a JSON document
+    fields        command scheduler: labctl field -> dotted path in a row
+    states        command scheduler: the scheduler's state -> labctl verdict
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from labctl.errors import ConfigError
+
+SCHEDULERS = ("slurm", "command")
+VERDICTS = (
+    "pending",
+    "running",
+    "completed",
+    "failed",
+    "timeout",
+    "preempted",
+    "cancelled",
+    "out_of_memory",
+    "node_fail",
+    "unknown",
+)
+# Fields a command scheduler's row can be mapped onto (labctl name -> kind of value).
+MAPPABLE_FIELDS: dict[str, str] = {
+    "job_id": "text",
+    "name": "text",
+    "user": "text",
+    "account": "text",
+    "partition": "text",
+    "state": "text",
+    "reason": "text",
+    "cause": "text",
+    "exit_code": "int",
+    "signal": "int",
+    "submit_time": "time",
+    "start_time": "time",
+    "end_time": "time",
+    "elapsed_s": "number",
+    "time_limit_s": "number",
+    "node_list": "text",
+    "n_nodes": "int",
+    "work_dir": "text",
+    "stdout": "text",
+    "stderr": "text",
+    "array_job_id": "text",
+    "array_task_id": "int",
+}
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_WORD = re.compile(r"^[^\s,]+$")
+KEYS = frozenset(
+    {
+        "name",
+        "host",
+        "ssh_options",
+        "scheduler",
+        "users",
+        "accounts",
+        "all_users",
+        "skip",
+        "timeout_s",
+        "path_prepend",
+        "accounting",
+        "command",
+        "rows",
+        "fields",
+        "states",
+    }
+)
+_COMMAND_ONLY = ("command", "rows", "fields", "states")
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    name: str
+    host: str = "local"
+    ssh_options: tuple[str, ...] = ()
+    scheduler: str = "slurm"
+    users: tuple[str, ...] = ()
+    accounts: tuple[str, ...] = ()
+    all_users: bool = False
+    skip: tuple[str, ...] = ()
+    timeout_s: float = 60.0
+    path_prepend: tuple[str, ...] = ()
+    accounting: bool = True
+    command: str | None = None
+    rows: str | None = None
+    fields: Mapping[str, str] = field(default_factory=dict)
+    states: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_local(self) -> bool:
+        return self.host == "local"
+
+
+class _Checker:
+    def __init__(self, index: int, table: Mapping[str, Any]) -> None:
+        name = table.get("name")
+        label = f"name {name!r}" if isinstance(name, str) else "no name"
+        self.where = f"[[clusters]] #{index + 1} ({label})"
+        self.table = table
+
+    def fail(self, message: str, key: str | None = None) -> ConfigError:
+        return ConfigError(
+            f"config: {self.where}: {message}", **({"key": f"clusters.{key}"} if key else {})
+        )
+
+    def text(
+        self, key: str, default: str | None = None, pattern: re.Pattern[str] | None = None
+    ) -> Any:
+        value = self.table.get(key, default)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(f"{key} must be a non-empty string", key)
+        if pattern is not None and not pattern.match(value):
+            raise self.fail(f"{key} {value!r} is not allowed here", key)
+        if "\n" in value or "\0" in value:
+            raise self.fail(f"{key} must be one line", key)
+        return value
+
+    def words(self, key: str, pattern: re.Pattern[str] | None = None) -> tuple[str, ...]:
+        value = self.table.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self.fail(f"{key} must be a list of non-empty strings", key)
+        for v in value:
+            if "\n" in v or "\0" in v or (pattern is not None and not pattern.match(v)):
+                raise self.fail(f"{key}: {v!r} is not allowed (no spaces, commas, newlines)", key)
+        return tuple(value)
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.table.get(key, default)
+        if not isinstance(value, bool):
+            raise self.fail(f"{key} must be true or false", key)
+        return value
+
+    def number(self, key: str, default: float) -> float:
+        value = self.table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise self.fail(f"{key} must be a positive number of seconds", key)
+        return float(value)
+
+    def mapping(self, key: str) -> dict[str, str]:
+        value = self.table.get(key, {})
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()
+        ):
+            raise self.fail(f"{key} must be a table of strings", key)
+        return dict(value)
+
+
+def _check_keys(chk: _Checker, table: Mapping[str, Any]) -> None:
+    for key in table:
+        if key not in KEYS:
+            hint = difflib.get_close_matches(key, sorted(KEYS), n=1)
+            raise chk.fail(
+                f"unknown key {key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else ""), key
+            )
+
+
+def cluster_from_table(
+    index: int, table: Mapping[str, Any], default_timeout: float
+) -> ClusterConfig:
+    chk = _Checker(index, table)
+    _check_keys(chk, table)
+    if "name" not in table:
+        raise chk.fail("name is required", "name")
+    name = chk.text("name", pattern=_NAME)
+    host = chk.text("host", "local")
+    if host.startswith("-") or any(c.isspace() for c in host):
+        raise chk.fail(f"host {host!r} is not a host name or SSH alias", "host")
+    scheduler = chk.text("scheduler", "slurm")
+    if scheduler not in SCHEDULERS:
+        raise chk.fail(f"scheduler must be one of {', '.join(SCHEDULERS)}, not {scheduler!r}")
+    ssh_options = chk.words("ssh_options")
+    if ssh_options and host == "local":
+        raise chk.fail("ssh_options given but host is local", "ssh_options")
+    cfg = ClusterConfig(
+        name=name,
+        host=host,
+        ssh_options=ssh_options,
+        scheduler=scheduler,
+        users=chk.words("users", _WORD),
+        accounts=chk.words("accounts", _WORD),
+        all_users=chk.flag("all_users", False),
+        skip=chk.words("skip"),
+        timeout_s=chk.number("timeout_s", default_timeout),
+        path_prepend=chk.words("path_prepend"),
+        accounting=chk.flag("accounting", True),
+        command=chk.text("command"),
+        rows=chk.text("rows"),
+        fields=chk.mapping("fields"),
+        states=chk.mapping("states"),
+    )
+    _check_scheduler(chk, cfg, table)
+    return cfg
+
+
+def _check_scheduler(chk: _Checker, cfg: ClusterConfig, table: Mapping[str, Any]) -> None:
+    if cfg.scheduler == "slurm":
+        extra = [k for k in _COMMAND_ONLY if k in table]
+        if extra:
+            raise chk.fail(f'{extra[0]} is only for scheduler = "command"', extra[0])
+        return
+    if cfg.command is None:
+        raise chk.fail('scheduler = "command" needs command = "<shell command>"', "command")
+    if "accounting" in table:
+        raise chk.fail('accounting is only for scheduler = "slurm"', "accounting")
+    if cfg.accounts:
+        raise chk.fail('accounts is only for scheduler = "slurm"', "accounts")
+    for target in cfg.fields:
+        if target not in MAPPABLE_FIELDS:
+            hint = difflib.get_close_matches(target, list(MAPPABLE_FIELDS), n=1)
+            raise chk.fail(
+                f"fields: {target!r} is not a job field"
+                + (f" (did you mean {hint[0]!r}?)" if hint else ""),
+                "fields",
+            )
+    for state, verdict in cfg.states.items():
+        if verdict not in VERDICTS:
+            raise chk.fail(
+                f"states: {state!r} maps to {verdict!r}, not one of {', '.join(VERDICTS)}",
+                "states",
+            )
+
+
+def clusters_from_config(
+    tables: Sequence[Mapping[str, Any]], *, default_timeout: float, only: Sequence[str] = ()
+) -> list[ClusterConfig]:
+    """Validate every `[[clusters]]` table; `only` selects clusters by name (in that order
+    of the config). An unknown name in `only` is a usage error."""
+    if not tables:
+        raise ConfigError("config: no [[clusters]] configured: nothing to poll")
+    clusters: list[ClusterConfig] = []
+    seen: set[str] = set()
+    for index, table in enumerate(tables):
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"config: [[clusters]] #{index + 1} is not a table")
+        cfg = cluster_from_table(index, table, default_timeout)
+        if cfg.name in seen:
+            raise ConfigError(f"config: two [[clusters]] are named {cfg.name!r}", key="clusters")
+        seen.add(cfg.name)
+        clusters.append(cfg)
+    if only:
+        from labctl.errors import UsageError
+
+        missing = [n for n in only if n not in seen]
+        if missing:
+            raise UsageError(
+                f"--cluster {missing[0]!r}: no such cluster (configured: {', '.join(sorted(seen))})"
+            )
+        clusters = [c for c in clusters if c.name in set(only)]
+    return clusters

@@ -1,0 +1,207 @@
+"""`labctl poll`'s core: every configured cluster, concurrently; records as each finishes.
+
+    with the state lock:                        (a concurrent poll waits, then `locked`)
+        for each cluster, in a thread:          adapter(cluster, known, transport, deadline)
+        as each finishes (main thread):         merge with the store -> records, one
+                                                transaction per cluster
+A cluster that fails gives ONE `error` record (reason from the backend: unreachable,
+auth, timeout, command_failed, no_accounting, bad_output) and the others go on. Inputs
+come in as arguments (clusters, settings, state dir, clock, transport factory); all I/O
+happens in the adapters' backends and the store.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from labctl.backends.transport import Transport
+from labctl.errors import LabctlError
+from labctl.poll.clusters import ClusterConfig
+from labctl.poll.merge import merge
+from labctl.poll.model import Known, Snapshot
+from labctl.poll.store import Store
+from labctl.records import error_record, rfc3339
+
+Adapter = Callable[[ClusterConfig, Known, Transport, float], Snapshot]
+
+
+@dataclass(frozen=True)
+class PollSettings:
+    lock_wait_s: float = 10.0
+    lookback_s: float = 24 * 3600.0
+    window_margin_s: float = 600.0
+    forget_after_s: float = 48 * 3600.0
+    retention_s: float = 14 * 86400.0
+    since_s: float | None = None  # --since: re-report jobs that ended this long ago
+
+
+def adapter_for(cluster: ClusterConfig) -> Adapter:
+    if cluster.scheduler == "command":
+        from labctl.poll.command import poll as command_poll
+
+        return command_poll
+    from labctl.poll.slurm import poll as slurm_poll
+
+    return slurm_poll
+
+
+def transport_for(cluster: ClusterConfig) -> Transport:
+    return Transport(host=cluster.host, ssh_options=cluster.ssh_options)
+
+
+def known_for(store: Store, cluster: ClusterConfig, settings: PollSettings, now: float) -> Known:
+    row = store.cluster(cluster.name)
+    last_ok_remote = row["last_ok_remote"]
+    if last_ok_remote is not None:
+        since = last_ok_remote - settings.window_margin_s
+    else:
+        since = now - settings.lookback_s
+    if settings.since_s is not None:
+        since = min(since, (last_ok_remote or now) - settings.since_s)
+    return Known(
+        jobs=store.jobs(cluster.name),
+        last_ok_remote=last_ok_remote,
+        since=since,
+        since_s=settings.since_s,
+    )
+
+
+def _cluster_error(
+    store: Store, cluster: ClusterConfig, exc: BaseException, now: float
+) -> dict[str, Any]:
+    if isinstance(exc, LabctlError):
+        reason, message = exc.reason, exc.message
+    else:  # a bug or an unexpected library error: still one record, the others go on
+        reason, message = "internal_error", f"{type(exc).__name__}: {exc}"
+    with store.transaction():
+        row = store.cluster_failed(cluster.name, now, message)
+    return error_record(
+        reason,
+        f"cluster {cluster.name}: {message}",
+        cluster=cluster.name,
+        host=cluster.host,
+        last_ok_at=rfc3339(row["last_ok_at"]),
+        consecutive_failures=row["consecutive_failures"],
+        first_failure_at=rfc3339(row["first_failure_at"]),
+        affected_jobs=store.active_count(cluster.name),
+    )
+
+
+def _cluster_records(
+    store: Store,
+    cluster: ClusterConfig,
+    *,
+    known: Known,
+    snap: Snapshot,
+    settings: PollSettings,
+    now: float,
+) -> list[dict[str, Any]]:
+    merged = merge(
+        cluster.name,
+        cluster.scheduler,
+        snap,
+        known.jobs,
+        now=now,
+        since_cut=known.since_cut(snap.now),
+        forget_after_s=settings.forget_after_s,
+    )
+    with store.transaction():
+        store.put_jobs(cluster.name, merged.updates)
+        store.touch(cluster.name, merged.quiet, now)
+        store.cluster_ok(cluster.name, now, snap.now)
+        store.prune(cluster.name, now - settings.retention_s)
+    records = merged.records
+    if snap.skipped:
+        records.append(
+            {
+                "kind": "skipped",
+                "cluster": cluster.name,
+                "count": sum(snap.skipped.values()),
+                "patterns": dict(sorted(snap.skipped.items())),
+                "message": f"{sum(snap.skipped.values())} job(s) on {cluster.name} match "
+                "skip patterns: not analysed",
+            }
+        )
+    for exc in snap.errors[:1]:  # a later step failed: the state above is still good
+        reason = getattr(exc, "reason", "internal_error")
+        message = getattr(exc, "message", str(exc))
+        records.append(
+            error_record(
+                reason,
+                f"cluster {cluster.name}: job logs not examined: {message}",
+                cluster=cluster.name,
+                host=cluster.host,
+                stage="logs",
+            )
+        )
+    return records
+
+
+def run(
+    clusters: Sequence[ClusterConfig],
+    *,
+    state_dir: Path,
+    settings: PollSettings,
+    clock: Callable[[], float] = time.time,
+    adapter: Callable[[ClusterConfig], Adapter] = adapter_for,
+    transport: Callable[[ClusterConfig], Transport] = transport_for,
+) -> Iterator[dict[str, Any]]:
+    """Poll every cluster; yield job, skipped and error records as clusters finish."""
+    from labctl.fsops import state_lock
+
+    with state_lock(state_dir, "poll", wait_s=settings.lock_wait_s):
+        store = Store(state_dir / "poll.sqlite")
+        try:
+            yield from _run_locked(
+                store,
+                clusters,
+                settings=settings,
+                clock=clock,
+                adapter=adapter,
+                transport=transport,
+            )
+        finally:
+            store.close()
+
+
+def _run_locked(
+    store: Store,
+    clusters: Sequence[ClusterConfig],
+    *,
+    settings: PollSettings,
+    clock: Callable[[], float],
+    adapter: Callable[[ClusterConfig], Adapter],
+    transport: Callable[[ClusterConfig], Transport],
+) -> Iterator[dict[str, Any]]:
+    started = clock()
+    poll_id = store.poll_started(started)
+    knowns = {c.name: known_for(store, c, settings, started) for c in clusters}
+    ok = failed = 0
+    pool = ThreadPoolExecutor(max_workers=max(1, len(clusters)), thread_name_prefix="poll")
+    try:
+        futures: dict[Future[Snapshot], ClusterConfig] = {}
+        for c in clusters:
+            deadline = time.monotonic() + c.timeout_s
+            fut = pool.submit(adapter(c), c, knowns[c.name], transport(c), deadline)
+            futures[fut] = c
+        for fut in as_completed(futures):
+            cluster = futures[fut]
+            now = clock()
+            try:
+                snap = fut.result()
+            except Exception as exc:
+                failed += 1
+                yield _cluster_error(store, cluster, exc, now)
+                continue
+            ok += 1
+            yield from _cluster_records(
+                store, cluster, known=knowns[cluster.name], snap=snap, settings=settings, now=now
+            )
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        store.poll_ended(poll_id, clock(), ok, failed)

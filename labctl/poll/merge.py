@@ -1,0 +1,161 @@
+"""What one cluster's snapshot means against what the store remembers (pure).
+
+For each job the scheduler reported: its record, with `first_seen`, `new`,
+`changed_since_last_poll`, `changed_fields` and `previous_verdict` from the store.
+A job is emitted when it is not over, or is new, or changed since the last poll, or (with
+`--since`) ended after `since_cut`: a finished job is reported by the poll that first
+sees it finished, not by every poll for as long as sacct's window still returns it.
+
+For each job the store last saw alive that the scheduler no longer reports:
+- a pending array group whose tasks now show up on their own: dissolved, forgotten;
+- the same id and task with another submit time (requeue, or a reused id): superseded;
+- otherwise `unknown` (cause `vanished`), never `completed`: emitted once, when it
+  vanishes, and still asked about by id until `forget_after_s`, so a late answer from
+  slurmdbd turns it back into a real verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from labctl.poll.model import (
+    TERMINAL_VERDICTS,
+    WATCHED_FIELDS,
+    Key,
+    Snapshot,
+    StoredJob,
+    is_terminal,
+    job_key,
+    job_record,
+    watched_view,
+)
+from labctl.records import rfc3339
+
+
+@dataclass
+class Merged:
+    records: list[dict[str, Any]] = field(default_factory=list)
+    updates: list[StoredJob] = field(default_factory=list)
+    seen: int = 0  # jobs the scheduler reported (emitted or not)
+    quiet: list[Key] = field(default_factory=list)  # finished, reported, unchanged
+
+
+def _changed(prev: dict[str, Any], rec: dict[str, Any]) -> list[str]:
+    return [f for f in WATCHED_FIELDS if prev.get(f) != rec.get(f)]
+
+
+def is_quiet(job: dict[str, Any], prev: StoredJob | None, since_cut: float | None) -> bool:
+    """A finished job already reported with the same state, verdict, times…: not emitted
+    again (unless `--since` reaches back to its end), so its logs need no look either."""
+    if prev is None or not is_terminal(job) or prev.verdict == "unknown":
+        return False
+    end = job.get("end_epoch")
+    if since_cut is not None and (end is None or end >= since_cut):
+        return False
+    return not _changed(prev.record, watched_view(job))
+
+
+def merge(
+    cluster: str,
+    scheduler: str,
+    snap: Snapshot,
+    stored: dict[Key, StoredJob],
+    *,
+    now: float,
+    since_cut: float | None,
+    forget_after_s: float,
+) -> Merged:
+    out = Merged()
+    observed: dict[Key, dict[str, Any]] = {}
+    for job in snap.jobs:
+        key = job_key(job)
+        observed[key] = job
+        prev = stored.get(key)
+        out.seen += 1
+        if is_quiet(job, prev, since_cut):
+            out.quiet.append(key)  # the store keeps its record; only last_seen moves
+            continue
+        rec = job_record(cluster, scheduler, job, observed_at=now, remote_now=snap.now)
+        if prev is None:
+            changed: list[str] = []
+            rec.update(first_seen=rfc3339(now), new=True, previous_verdict=None)
+        else:
+            changed = _changed(prev.record, rec)
+            rec.update(
+                first_seen=rfc3339(prev.first_seen), new=False, previous_verdict=prev.verdict
+            )
+        rec["changed_since_last_poll"] = prev is None or bool(changed)
+        rec["changed_fields"] = changed
+        terminal = is_terminal(job)
+        out.records.append(rec)
+        out.updates.append(
+            StoredJob(
+                key=key,
+                job_id=rec["job_id"],
+                array_job_id=rec["array_job_id"],
+                first_seen=prev.first_seen if prev else now,
+                last_seen=now,
+                verdict=rec["verdict"],
+                terminal=terminal,
+                active=not terminal,
+                stdout=rec["stdout"] or (prev.stdout if prev else None),
+                stderr=rec["stderr"] or (prev.stderr if prev else None),
+                record=rec,
+                progress=prev.progress if prev else None,
+            )
+        )
+    _vanished(out, cluster, observed, stored, now=now, forget_after_s=forget_after_s)
+    return out
+
+
+def _vanished(
+    out: Merged,
+    cluster: str,
+    observed: dict[Key, dict[str, Any]],
+    stored: dict[Key, StoredJob],
+    *,
+    now: float,
+    forget_after_s: float,
+) -> None:
+    arrays = {str(j["array_job_id"]) for j in observed.values() if j.get("array_job_id")}
+    same_id = {(k[0], k[1]) for k in observed}
+    for key, prev in stored.items():
+        if key in observed or not prev.active:
+            continue
+        group = key[1] < 0 and prev.record.get("array_tasks") is not None
+        if (group and prev.array_job_id in arrays) or (key[0], key[1]) in same_id:
+            out.updates.append(_retire(prev))  # dissolved array group / superseded attempt
+            continue
+        if now - prev.last_seen > forget_after_s:
+            out.updates.append(_retire(prev))
+            continue
+        if prev.verdict == "unknown":
+            continue  # already reported as vanished; still asked about by id
+        rec = dict(prev.record)
+        rec.update(
+            state=None,
+            state_raw=None,
+            verdict="unknown",
+            cause="vanished",
+            source="store",
+            observed_at=rfc3339(now),
+            new=False,
+            previous_verdict=prev.verdict,
+            changed_since_last_poll=True,
+            changed_fields=["state", "verdict", "cause"],
+            message=(
+                f"neither the queue nor accounting knows job {rec.get('job_id')} any more "
+                f"(last seen {rfc3339(prev.last_seen)} as {prev.record.get('state')})"
+            ),
+        )
+        out.records.append(rec)
+        out.updates.append(
+            StoredJob(**{**prev.__dict__, "verdict": "unknown", "record": rec, "active": True})
+        )
+
+
+def _retire(prev: StoredJob) -> StoredJob:
+    return StoredJob(
+        **{**prev.__dict__, "active": False, "terminal": prev.verdict in TERMINAL_VERDICTS}
+    )

@@ -1,0 +1,185 @@
+"""The data that flows through a poll: what the store hands an adapter (`Known`), what an
+adapter hands back (`Snapshot`), job keys, and the `job` record itself.
+
+An observed job is a plain dict in the parse layer's shape (`labctl.parse.slurm_table.
+RECORD_KEYS`: epoch times, ints, None for unknowns) plus `verdict`/`cause` and the log
+fields an adapter adds. `job_record` turns it into the emitted record (RFC 3339 times).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from labctl.records import rfc3339
+
+# (job_id_raw, array task or -1, submit epoch or 0): ids are reused, array tasks share
+# the master's raw id with the pending group, and a requeue resets the submit time.
+Key = tuple[str, int, int]
+
+TERMINAL_VERDICTS = frozenset(
+    {"completed", "failed", "timeout", "preempted", "cancelled", "out_of_memory", "node_fail"}
+)
+# Fields whose change makes `changed_since_last_poll` true.
+WATCHED_FIELDS = (
+    "state",
+    "verdict",
+    "cause",
+    "reason",
+    "exit_code",
+    "signal",
+    "start_time",
+    "end_time",
+    "node_list",
+    "partition",
+    "name",
+)
+
+
+def job_key(job: dict[str, Any]) -> Key:
+    task = job.get("array_task_id")
+    return (
+        str(job["job_id_raw"] if job.get("job_id_raw") is not None else job["job_id"]),
+        int(task) if task is not None else -1,
+        int(job.get("submit_epoch") or 0),
+    )
+
+
+def key_text(cluster: str, key: Key) -> str:
+    raw, task, submit = key
+    return f"{cluster}:{raw}" + (f"/{task}" if task >= 0 else "") + f"@{submit}"
+
+
+def is_terminal(job: dict[str, Any]) -> bool:
+    from labctl.parse.slurm_table import TERMINAL_STATES
+
+    state = job.get("state")
+    if state is not None and state in TERMINAL_STATES:
+        return True
+    return job.get("verdict") in TERMINAL_VERDICTS
+
+
+@dataclass
+class StoredJob:
+    """What the state store remembers of one job (a row of `jobs`)."""
+
+    key: Key
+    job_id: str
+    array_job_id: str | None
+    first_seen: float
+    last_seen: float
+    verdict: str | None
+    terminal: bool
+    active: bool  # still asked about by id (not terminal, not forgotten)
+    stdout: str | None
+    stderr: str | None
+    record: dict[str, Any]
+    progress: dict[str, Any] | None = None
+
+
+@dataclass
+class Known:
+    """The store's view of one cluster, handed to the adapter thread (read-only)."""
+
+    jobs: dict[Key, StoredJob] = field(default_factory=dict)
+    last_ok_remote: float | None = None  # the cluster's clock at the last good poll
+    since: float | None = None  # sacct window start (epoch)
+    since_s: float | None = None  # --since: report jobs that ended this long ago again
+
+    def since_cut(self, remote_now: float) -> float | None:
+        return None if self.since_s is None else remote_now - self.since_s
+
+    @property
+    def active_ids(self) -> list[str]:
+        return sorted({j.key[0] for j in self.jobs.values() if j.active}, key=_id_order)
+
+
+def _id_order(raw: str) -> tuple[int, str]:
+    return (int(raw), "") if raw.isdigit() else (1 << 62, raw)
+
+
+@dataclass
+class Snapshot:
+    """One cluster's jobs as its scheduler reported them in this poll."""
+
+    now: float  # the cluster's clock
+    jobs: list[dict[str, Any]]
+    user: str | None = None
+    skipped: Counter[str] = field(default_factory=Counter)
+    commands: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    errors: list[Exception] = field(default_factory=list)  # later steps that failed
+
+
+def watched_view(job: dict[str, Any]) -> dict[str, Any]:
+    """The WATCHED_FIELDS of the record `job_record` would build (for change detection)."""
+    return {
+        "state": job.get("state"),
+        "verdict": job.get("verdict") or "unknown",
+        "cause": job.get("cause"),
+        "reason": job.get("reason"),
+        "exit_code": job.get("exit_code"),
+        "signal": job.get("signal"),
+        "start_time": rfc3339(job.get("start_epoch")),
+        "end_time": rfc3339(job.get("end_epoch")),
+        "node_list": job.get("node_list"),
+        "partition": job.get("partition"),
+        "name": job.get("name"),
+    }
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def job_record(
+    cluster: str, scheduler: str, job: dict[str, Any], *, observed_at: float, remote_now: float
+) -> dict[str, Any]:
+    """The `job` record for an observed job (without the store's fields)."""
+    out_mtime, err_mtime = job.get("stdout_mtime"), job.get("stderr_mtime")
+    newest = max((m for m in (out_mtime, err_mtime) if m is not None), default=None)
+    return {
+        "kind": "job",
+        "cluster": cluster,
+        "scheduler": scheduler,
+        "key": key_text(cluster, job_key(job)),
+        "job_id": _text(job.get("job_id")),
+        "job_id_raw": _text(job.get("job_id_raw")),
+        "array_job_id": _text(job.get("array_job_id")),
+        "array_task_id": job.get("array_task_id"),
+        "array_tasks": job.get("array_tasks"),
+        "het_job_id": _text(job.get("het_job_id")),
+        "het_offset": job.get("het_offset"),
+        "name": job.get("name"),
+        "user": job.get("user"),
+        "account": job.get("account"),
+        "partition": job.get("partition"),
+        "state": job.get("state"),
+        "state_raw": job.get("state_raw"),
+        "reason": job.get("reason"),
+        "verdict": job.get("verdict") or "unknown",
+        "cause": job.get("cause"),
+        "exit_code": job.get("exit_code"),
+        "signal": job.get("signal"),
+        "submit_time": rfc3339(job.get("submit_epoch")),
+        "start_time": rfc3339(job.get("start_epoch")),
+        "end_time": rfc3339(job.get("end_epoch")),
+        "elapsed_s": job.get("elapsed_s"),
+        "time_limit_s": job.get("time_limit_s"),
+        "node_list": job.get("node_list"),
+        "n_nodes": job.get("n_nodes"),
+        "restarts": job.get("restarts"),
+        "work_dir": job.get("work_dir"),
+        "stdout": job.get("stdout"),
+        "stderr": job.get("stderr"),
+        "stdout_size": job.get("stdout_size"),
+        "stdout_mtime": rfc3339(out_mtime),
+        "stderr_size": job.get("stderr_size"),
+        "stderr_mtime": rfc3339(err_mtime),
+        "log_age_s": None if newest is None else max(0.0, remote_now - newest),
+        "log_markers": sorted(job.get("log_markers") or []) or None,
+        "source": job.get("source"),
+        "observed_at": rfc3339(observed_at),
+        "progress": None,
+    }

@@ -1,0 +1,167 @@
+"""JSON Schemas of the records `labctl poll` emits (light: imported by `labctl schema`)."""
+
+from __future__ import annotations
+
+from labctl.schemas import (
+    BYTES,
+    COMMON,
+    INT_OR_NULL,
+    SECONDS,
+    STR_OR_NULL,
+    TIME,
+    record,
+)
+
+VERDICTS = [
+    "pending",
+    "running",
+    "running-progressing",
+    "running-stalled",
+    "running-unverified",
+    "completed",
+    "failed",
+    "timeout",
+    "preempted",
+    "cancelled",
+    "out_of_memory",
+    "node_fail",
+    "unknown",
+]
+
+JOB = record(
+    "job",
+    "One job of one cluster: the scheduler's state and labctl's verdict. Verdicts that "
+    "need a person (exit 1): failed, timeout, out_of_memory, node_fail, unknown, "
+    "running-stalled. `unknown` means neither the queue nor accounting knows the job any "
+    "more (cause `vanished`), never a guess of `completed`. A finished job is emitted by "
+    "the poll after it ended (or when it changed), not on every poll. `out_of_memory` "
+    "with cause `memory_limit` is inferred (FAILED, signal 9, `.batch` CANCELLED: SLURM's "
+    "OverMemoryKill); cause `oom` is backed by an oom line in the log or the OUT_OF_MEMORY "
+    "state. Times are RFC 3339 UTC; log sizes and mtimes come from `stat` on the cluster "
+    "and `log_age_s` is measured against the cluster's own clock.",
+    {
+        "cluster": {"type": "string"},
+        "scheduler": {"enum": ["slurm", "command"]},
+        "key": {
+            "type": "string",
+            "description": "stable identity: cluster:job_id_raw[/array_task]@submit_epoch",
+        },
+        "job_id": {"type": "string", "description": "as the scheduler shows it: 6_2, 7_[2-3%1]"},
+        "job_id_raw": {"type": "string"},
+        "array_job_id": STR_OR_NULL,
+        "array_task_id": INT_OR_NULL,
+        "array_tasks": {
+            "type": ["string", "null"],
+            "description": "pending array tasks still grouped in one row (`2-3%1`)",
+        },
+        "het_job_id": STR_OR_NULL,
+        "het_offset": INT_OR_NULL,
+        "name": STR_OR_NULL,
+        "user": STR_OR_NULL,
+        "account": STR_OR_NULL,
+        "partition": STR_OR_NULL,
+        "state": {
+            "type": ["string", "null"],
+            "description": "the scheduler's base state (CANCELLED), null when vanished",
+        },
+        "state_raw": {"type": ["string", "null"], "description": "as printed: CANCELLED by 0"},
+        "reason": STR_OR_NULL,
+        "verdict": {"enum": VERDICTS},
+        "cause": {
+            "type": ["string", "null"],
+            "description": "detail: exit_code, signal, time_limit, user_cancel, admin_cancel, "
+            "held, dependency_never_satisfied, memory_limit, oom, vanished, …",
+        },
+        "exit_code": INT_OR_NULL,
+        "signal": INT_OR_NULL,
+        "submit_time": TIME,
+        "start_time": TIME,
+        "end_time": TIME,
+        "elapsed_s": SECONDS,
+        "time_limit_s": SECONDS,
+        "node_list": STR_OR_NULL,
+        "n_nodes": INT_OR_NULL,
+        "restarts": INT_OR_NULL,
+        "work_dir": STR_OR_NULL,
+        "stdout": STR_OR_NULL,
+        "stderr": STR_OR_NULL,
+        "stdout_size": BYTES,
+        "stdout_mtime": TIME,
+        "stderr_size": BYTES,
+        "stderr_mtime": TIME,
+        "log_age_s": SECONDS,
+        "log_markers": {
+            "type": ["array", "null"],
+            "items": {"type": "string"},
+            "description": "slurmstepd kill fingerprints in the log tail: time_limit, "
+            "preemption, node_failure, requeue, cancelled, oom",
+        },
+        "source": {"enum": ["squeue", "sacct", "squeue+sacct", "command", "store"]},
+        "observed_at": TIME,
+        "first_seen": TIME,
+        "new": {"type": "boolean", "description": "first time the state store sees this job"},
+        "changed_since_last_poll": {"type": "boolean"},
+        "changed_fields": {"type": "array", "items": {"type": "string"}},
+        "previous_verdict": STR_OR_NULL,
+        "progress": {"type": ["object", "null"]},
+        "message": {"type": "string"},
+    },
+    [
+        "cluster",
+        "scheduler",
+        "key",
+        "job_id",
+        "job_id_raw",
+        "name",
+        "user",
+        "partition",
+        "state",
+        "verdict",
+        "exit_code",
+        "signal",
+        "submit_time",
+        "start_time",
+        "end_time",
+        "elapsed_s",
+        "time_limit_s",
+        "node_list",
+        "stdout",
+        "stderr",
+        "first_seen",
+        "changed_since_last_poll",
+        "observed_at",
+    ],
+)
+
+SKIPPED = record(
+    "skipped",
+    "Jobs of one cluster whose names match the cluster's `skip` patterns (out of scope): "
+    "counted, not analysed. At most one per cluster per poll.",
+    {
+        "cluster": {"type": "string"},
+        "count": {"type": "integer", "minimum": 1},
+        "patterns": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "message": {"type": "string"},
+    },
+    ["cluster", "count", "patterns"],
+)
+
+ERROR = {
+    **COMMON["error"],
+    "properties": {
+        **COMMON["error"]["properties"],
+        "cluster": {"type": "string"},
+        "host": {"type": "string"},
+        "stage": {"type": "string"},
+        "last_ok_at": TIME,
+        "consecutive_failures": {"type": "integer", "minimum": 1},
+        "first_failure_at": TIME,
+        "affected_jobs": {"type": "integer", "minimum": 0},
+    },
+    "description": COMMON["error"]["description"]
+    + " poll: one per cluster that could not be read (unreachable, auth, timeout, "
+    "command_failed, no_accounting, bad_output) with `cluster`; `locked` when another "
+    "poll holds the state lock.",
+}
+
+SCHEMAS = {**COMMON, "error": ERROR, "job": JOB, "skipped": SKIPPED}

@@ -1,0 +1,170 @@
+"""Pure parts of poll: the script section protocol, row re-joining, merging with the store."""
+
+from __future__ import annotations
+
+import subprocess
+from collections import Counter
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from labctl.backends.script import LOGIN_USER, Script, parse_sections, shell_word
+from labctl.backends.slurm import SlurmQuery, rejoin_rows, state_commands
+from labctl.parse.slurm import SACCT_FIELDS, sacct_jobs
+from labctl.poll.merge import merge
+from labctl.poll.model import Snapshot, StoredJob, job_key
+
+
+def run_bash(script: Script) -> bytes:
+    return subprocess.run(
+        ["bash", "-s"], input=script.text().encode(), capture_output=True, check=True
+    ).stdout
+
+
+BLOBS = st.binary(max_size=300) | st.text(max_size=200).map(lambda t: t.encode())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(BLOBS, min_size=1, max_size=4))
+def test_sections_come_back_byte_for_byte(blobs: list[bytes]) -> None:
+    """Whatever a command prints (no trailing newline, markers of another run, NULs) comes
+    back exactly, through a real bash."""
+    script = Script()
+    for i, blob in enumerate(blobs):
+        script.raw(f"b.{i}", f"printf '%s' {blob.hex()} | xxd -r -p")
+    sections = parse_sections(run_bash(script), script.nonce)
+    assert [sections[f"b.{i}"].out for i in range(len(blobs))] == blobs
+    assert sections["clock"].text.strip().isdigit()
+
+
+def test_fake_markers_in_output_are_just_output() -> None:
+    script = Script()
+    script.raw("a", "printf '\\n@@labctl:0000000000000000:end:out\\nstill a\\n'")
+    script.run("b", ["sh", "-c", "echo to-stderr >&2; exit 7"])
+    sections = parse_sections(run_bash(script), script.nonce)
+    assert sections["a"].out == b"\n@@labctl:0000000000000000:end:out\nstill a\n"
+    assert (sections["b"].rc, sections["b"].err, sections["b"].out) == (7, b"to-stderr\n", b"")
+
+
+def test_cut_short_output_is_bad_output() -> None:
+    script = Script()
+    script.raw("a", "echo hi")
+    out = run_bash(script)
+    cut = out[: out.rindex(b"\n@@labctl")]
+    try:
+        parse_sections(cut, script.nonce)
+    except Exception as exc:
+        assert getattr(exc, "reason", None) == "bad_output"
+    else:
+        raise AssertionError("a cut-short output parsed")
+
+
+def test_login_user_placeholder_is_evaluated_on_the_cluster() -> None:
+    assert shell_word(f"--user={LOGIN_USER}") == '--user="$LABCTL_USER"'
+    assert shell_word(f"a b,{LOGIN_USER}") == "'a b,'\"$LABCTL_USER\""
+    script = Script()
+    script.run("u", ["echo", f"--users={LOGIN_USER}"])
+    out = parse_sections(run_bash(script), script.nonce)
+    me = subprocess.run(["id", "-un"], check=True, capture_output=True, text=True).stdout.strip()
+    assert out["u"].text == f"--users={me}\n" and out["user"].text == me
+
+
+def test_scheduler_calls_are_bounded() -> None:
+    ids = [str(i) for i in range(1, 451)]
+    calls = state_commands(SlurmQuery(known_ids=ids, since=1_796_000_000))
+    names = [n for n, _ in calls]
+    assert names == ["squeue", "sacct.ids.0", "sacct.ids.1", "sacct.ids.2", "sacct.window"]
+    for name, argv in calls[1:]:
+        assert "--starttime=2026-11-30T00:53:20" in argv or any(
+            a.startswith("--jobs=") and a.count(",") < 200 for a in argv
+        ), name
+        assert "--allocations" not in argv  # the .batch step rows are needed
+    assert [n for n, _ in state_commands(SlurmQuery(known_ids=ids, accounting=False))] == ["squeue"]
+    # no window and no ids: no sacct at all (never sacct's default window)
+    assert [n for n, _ in state_commands(SlurmQuery())] == ["squeue"]
+
+
+SACCT_ROW = "\x1f".join(["{id}"] * 2 + ["COMPLETED", "0:0", "0:0", "None"] + ["1796000000"] * 4
+                        + ["1", "UNLIMITED", "UNLIMITED", "00:00:00", "vm", "1", "debug", "root",
+                           "0", "root", "/w", "{submit}", "{name}"])  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    submit=st.text(st.characters(blacklist_characters="\x1f\x00"), max_size=40),
+    name=st.text(st.characters(blacklist_characters="\x1f\n\r\x00"), max_size=30),
+)
+def test_newlines_inside_submit_line_keep_rows_whole(submit: str, name: str) -> None:
+    text = "\n".join(
+        SACCT_ROW.format(id=i, submit=f"sbatch --wrap {submit}", name=name) for i in (7, 8)
+    )
+    jobs = sacct_jobs(rejoin_rows(text, len(SACCT_FIELDS)))
+    assert [j["job_id"] for j in jobs] == ["7", "8"]
+    assert [j["name"] for j in jobs] == [name if name not in ("", "(null)") else None] * 2
+    assert jobs[0]["submit_line"] == " ".join(f"sbatch --wrap {submit}".split("\n"))
+
+
+def _job(raw: str, state: str, verdict: str, **kw: Any) -> dict[str, Any]:
+    job = {"job_id": raw, "job_id_raw": raw, "state": state, "verdict": verdict,
+           "submit_epoch": 1_796_000_000, "name": "j", "end_epoch": None}  # fmt: skip
+    job.update(kw)
+    return job
+
+
+def _stored(job: dict[str, Any], last_seen: float, verdict: str | None = None) -> StoredJob:
+    from labctl.poll.model import job_record
+
+    rec = job_record("c", "slurm", job, observed_at=last_seen, remote_now=last_seen)
+    return StoredJob(
+        key=job_key(job), job_id=rec["job_id"], array_job_id=rec["array_job_id"],
+        first_seen=last_seen, last_seen=last_seen, verdict=verdict or rec["verdict"],
+        terminal=False, active=True, stdout=None, stderr=None, record=rec,
+    )  # fmt: skip
+
+
+def _merge(jobs: list[dict[str, Any]], stored: list[StoredJob], now: float = 2e9):
+    snap = Snapshot(now=now, jobs=jobs, skipped=Counter())
+    return merge(
+        "c", "slurm", snap, {s.key: s for s in stored}, now=now, since_cut=None,
+        forget_after_s=3600,
+    )  # fmt: skip
+
+
+def test_a_dissolved_array_group_and_a_requeued_job_are_not_unknown() -> None:
+    group = _job("9", "PENDING", "pending", job_id="9_[2-3]", array_job_id=9, array_tasks="2-3")
+    task = _job("9", "RUNNING", "running", job_id="9_3", array_job_id=9, array_task_id=3)
+    old = _job("12", "RUNNING", "running")
+    requeued = _job("12", "PENDING", "pending", submit_epoch=1_796_000_500)
+    out = _merge([task, requeued], [_stored(group, 2e9 - 60), _stored(old, 2e9 - 60)])
+    assert {r["job_id"]: r["verdict"] for r in out.records} == {"9_3": "running", "12": "pending"}
+    retired = [u for u in out.updates if not u.active]
+    assert {u.key for u in retired} == {job_key(group), job_key(old)}
+
+
+def test_vanished_jobs_are_unknown_once_and_forgotten_later() -> None:
+    gone = _job("5", "RUNNING", "running")
+    first = _merge([], [_stored(gone, 2e9 - 60)])
+    [rec] = first.records
+    assert (rec["verdict"], rec["cause"], rec["state"]) == ("unknown", "vanished", None)
+    [upd] = first.updates
+    assert upd.active and upd.verdict == "unknown" and upd.last_seen == 2e9 - 60
+    again = _merge([], [upd], now=2e9 + 60)
+    assert again.records == [] and again.updates == []  # reported once; still asked by id
+    late = _merge([], [upd], now=2e9 + 7200)
+    assert late.records == [] and [u.active for u in late.updates] == [False]
+
+
+def test_finished_jobs_are_reported_when_they_change_not_every_poll() -> None:
+    done = _job("3", "COMPLETED", "completed", end_epoch=1_796_000_100, exit_code=0)
+    prev = _stored(done, 2e9 - 60)
+    quiet = _merge([done], [prev])
+    assert quiet.records == [] and quiet.updates == [] and quiet.quiet == [prev.key]
+    snap = Snapshot(now=2e9, jobs=[done])
+    since = merge("c", "slurm", snap, {prev.key: prev}, now=2e9, since_cut=1_796_000_000,
+                  forget_after_s=3600)  # fmt: skip
+    assert [r["job_id"] for r in since.records] == ["3"]
+    failed = dict(done, state="FAILED", verdict="failed", exit_code=1)
+    [rec] = _merge([failed], [prev]).records
+    assert rec["previous_verdict"] == "completed"
+    assert rec["changed_fields"] == ["state", "verdict", "exit_code"]
