@@ -9,22 +9,30 @@ strictly equal (NaN == NaN, True != 1, 1 != 1.0, mapping order ignored; for docu
 application tags `safe_load` cannot construct, the composed node trees are compared).
 
 API
-- `analyze(data: bytes, *, source: str = "-") -> StripResult` — pure. Never raises for
-  bad input: `reason` is one of `not_utf8`, `binary`, `invalid_yaml`,
+- `analyze(data: bytes, *, source: str = "-") -> StripResult` — pure (no I/O). Never
+  raises for bad input: `reason` is one of `not_utf8`, `binary`, `invalid_yaml`,
   `tab_before_comment` (input errors, `result.is_error`), or `data_changed`,
   `invalid_after_strip` (the comments cannot be removed without changing the data; the
   result is `verified=False` and `new_data` is the input), with a human `message`.
+  `comments` are listed in every case where the text could be scanned. For stdin mode,
+  write `result.new_data` (the input itself when refused).
 - `analyze_path(path) -> StripResult` — reads bytes (reason `unreadable` on OSError).
 - `iter_yaml_files(paths) -> Iterator[Path]` — files as named, directories recursively.
 - `apply(path, result) -> bool` — atomic replace through `labctl.fsops`, only when
   verified and changed; raises `ChangedOnDiskError` if the file changed since it was read.
-- `file_record(result, path=None, applied=False) -> dict` — the `file` (or `error`)
-  record, redacted.
+- `file_record(result, path=None, applied=False) -> dict` — the `file` record, or an
+  `error` record when `result.is_error`; redacted. Exit codes for the CLI: a `file`
+  record with `verified: false` needs a person (1); `--check` fails when any `file`
+  record has comments.
 - `notes_block(result, path=None, *, when=None) -> str` and
   `append_notes(notes_path, blocks) -> Path | None` — `--move-to` (append BEFORE apply).
 
 `Comment` and `StripResult` are in `labctl.yamlstrip.model`; lines and columns are 1-based,
-columns count characters.
+columns count characters. `StripResult` holds unredacted comment text: show it only
+through `file_record` / `notes_block`.
+
+Cost: about two pure-Python `safe_load_all` passes (one scan+load of the input, one of
+the result); the analysis pauses the garbage collector while it runs.
 """
 
 from __future__ import annotations
