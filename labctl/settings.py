@@ -71,6 +71,17 @@ SETTINGS: tuple[Setting, ...] = (
     _s("poll.window_margin_s", 600.0, "sacct window starts this long before the last good poll"),
     _s("poll.forget_after_h", 48.0, "stop asking the scheduler about a vanished job after this"),
     _s("poll.retention_days", 14.0, "finished jobs are kept in the state store this long"),
+    # -- progress (poll: is a RUNNING job moving?) ---------------------------------------
+    _s("progress.enabled", True, "read running jobs' progress (logs, result files, W&B)"),
+    _s("progress.poll_interval_s", 1800.0, "how often poll runs (cron); allowance >= 2x this"),
+    _s("progress.startup_grace_s", 2700.0, "no stall verdict this soon after a (re)start"),
+    _s("progress.floor_s", 2700.0, "smallest allowance without a counter rise"),
+    _s("progress.checkpoint_allowance_s", 1800.0, "extra allowance while a checkpoint saves"),
+    _s("progress.eval_allowance_s", 1800.0, "extra allowance during an eval phase"),
+    _s("progress.misses_to_stall", 2, "consecutive polls past the allowance before stalled"),
+    _s("progress.max_read_bytes", 4194304, "most new log bytes read per job per poll"),
+    _s("progress.first_tail_bytes", 262144, "bytes of log tail read the first time"),
+    _s("progress.wandb_files", True, "look for W&B run files under each job's WorkDir"),
     # -- secrets -----------------------------------------------------------------------
     _s(
         "secrets.env",

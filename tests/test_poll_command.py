@@ -28,11 +28,17 @@ def toml_value(value: Any) -> str:
     return json.dumps(value)
 
 
-def write_config(tmp: Path, clusters: list[dict[str, Any]], poll: dict[str, Any] | None = None):
+def write_config(
+    tmp: Path,
+    clusters: list[dict[str, Any]],
+    poll: dict[str, Any] | None = None,
+    extra: dict[str, dict[str, Any]] | None = None,
+) -> Path:
     lines = []
-    if poll:
-        lines.append("[poll]")
-        lines += [f"{k} = {toml_value(v)}" for k, v in poll.items()]
+    for section, values in ({"poll": poll or {}} | (extra or {})).items():
+        if values:
+            lines.append(f"[{section}]")
+            lines += [f"{k} = {toml_value(v)}" for k, v in values.items()]
     for c in clusters:
         lines.append("[[clusters]]")
         lines += [f"{k} = {toml_value(v)}" for k, v in c.items()]
@@ -107,7 +113,7 @@ def test_rows_are_mapped_to_job_records(tmp_path: Path) -> None:
     assert res.code == 1, res.stderr  # t-3 failed, t-4 unknown: a person should look
     got = jobs(res)
     assert set(got) == {"t-1", "t-2", "t-3", "t-4", "t-5"}
-    assert got["t-1"]["verdict"] == "running" and got["t-1"]["state"] == "ACTIVE"
+    assert got["t-1"]["verdict"] == "running-unverified" and got["t-1"]["state"] == "ACTIVE"
     assert got["t-1"]["stdout_size"] == 70 and got["t-1"]["log_age_s"] < 60
     assert got["t-1"]["start_time"] == "2026-11-30T00:53:20Z"
     assert got["t-2"]["verdict"] == "completed" and got["t-2"]["exit_code"] == 0
@@ -131,7 +137,10 @@ def test_json_lines_and_nested_documents(tmp_path: Path, mode: str) -> None:
     extra = {"rows": "data.jobs"} if mode == "doc" else {}
     res = poll(write_config(tmp_path, [table_cluster("tpu", rows, mode, **extra)]))
     assert res.code == 0, res.stderr
-    assert {k: v["verdict"] for k, v in jobs(res).items()} == {"a": "running", "b": "pending"}
+    assert {k: v["verdict"] for k, v in jobs(res).items()} == {
+        "a": "running-unverified",
+        "b": "pending",
+    }
 
 
 def test_store_tracks_changes_vanished_jobs_and_reports_finished_jobs_once(
@@ -149,7 +158,7 @@ def test_store_tracks_changes_vanished_jobs_and_reports_finished_jobs_once(
     got = jobs(second)
     assert second.code == 1  # a vanished: unknown needs a person
     assert got["a"]["verdict"] == "unknown" and got["a"]["cause"] == "vanished"
-    assert got["a"]["state"] is None and got["a"]["previous_verdict"] == "running"
+    assert got["a"]["state"] is None and got["a"]["previous_verdict"] == "running-unverified"
     assert got["a"]["source"] == "store" and "neither" in got["a"]["message"]
     assert not got["b"]["changed_since_last_poll"] and not got["b"]["new"]
     assert got["b"]["first_seen"] == jobs(first)["b"]["first_seen"]
@@ -299,3 +308,25 @@ def test_duplicate_names_and_unknown_cluster_selection(tmp_path: Path) -> None:
     assert res.code == 2 and res.records[0]["reason"] == "usage"
     empty = poll(config, "--cluster", "tpu")
     assert empty.code == 0 and empty.records == []
+
+
+def test_per_job_allowance_overrides_and_bad_ones(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_bytes(b"".join(b"step:%d - loss:1.0\n" % i for i in range(1, 9)))
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps([row("a", "ACTIVE", name="rl-grpo", log=str(log)),
+                                row("b", "ACTIVE", name="sft", log=str(log))]))  # fmt: skip
+    cluster = table_cluster("tpu", rows)
+    config = write_config(tmp_path, [cluster], extra={
+        "progress": {"floor_s": 600.0, "poll_interval_s": 60.0},
+        'jobs."rl-*"': {"allowance_s": 7200.0},
+    })  # fmt: skip
+    got = jobs(poll(config))
+    assert got["a"]["progress"]["allowance_s"] == 7200
+    assert got["b"]["progress"]["allowance_s"] == 600
+    assert got["a"]["progress"]["value"] == 8 and got["a"]["progress"]["format"] == "log:verl"
+    bad = write_config(tmp_path, [cluster], extra={'jobs."rl-*"': {"alowance_s": 1.0}})
+    res = poll(bad)
+    assert res.code == 2 and "unknown cadence setting(s): alowance_s" in res.records[0]["message"]
+    off = write_config(tmp_path, [cluster], extra={"progress": {"enabled": False}})
+    assert jobs(poll(off))["a"]["verdict"] == "running"

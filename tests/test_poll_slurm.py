@@ -171,8 +171,8 @@ def ssh_cluster(name: str = "remote", **extra: Any) -> dict[str, Any]:
     return {"name": name, "host": "labctl-test", "ssh_options": ["-F", str(SSH_CONFIG)], **extra}
 
 
-def poll(tmp: Path, clusters: list[dict[str, Any]], *args: str, poll_settings=None):
-    config = write_config(tmp, clusters, poll=poll_settings)
+def poll(tmp: Path, clusters: list[dict[str, Any]], *args: str, poll_settings=None, extra=None):
+    config = write_config(tmp, clusters, poll=poll_settings, extra=extra)
     res = run_labctl("poll", "--config", str(config), *args, timeout=120)
     assert_valid("poll", res.records)
     return res
@@ -185,7 +185,7 @@ def mine(res: Any, sc: Scenario, cluster: str = "local") -> dict[str, dict[str, 
     for rec in res.records:
         if rec["kind"] != "job" or rec["cluster"] != cluster:
             continue
-        if rec["array_job_id"] == sc.ids["array"] and rec["array_task_id"] is not None:
+        if rec["array_job_id"] == sc.ids.get("array") and rec["array_task_id"] is not None:
             out[f"array_{rec['array_task_id']}"] = rec
         elif rec["job_id"] in by_raw:
             out[by_raw[rec["job_id"]]] = rec
@@ -209,7 +209,7 @@ def test_every_way_a_job_ends_gets_its_verdict(tmp_path: Path, scenario: Scenari
         "array_3": ("completed", None),
         "held": ("pending", "held"),
         "dependency": ("pending", "dependency_never_satisfied"),
-        "running": ("running", None),
+        "running": ("running-unverified", None),
         "odd name": ("completed", None),
         "custom log": ("completed", None),
     }

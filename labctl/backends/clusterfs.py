@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from labctl.backends.script import Script, clock_of, run_script
+from labctl.backends.script import Script, Section, clock_of, run_script
 from labctl.backends.transport import Transport
 from labctl.errors import BackendError
 
@@ -46,12 +46,21 @@ class FilesResult:
     stats: dict[str, FileStat] = field(default_factory=dict)  # missing files are absent
     data: list[bytes] = field(default_factory=list)  # one per read, in order
     elapsed_s: float = 0.0
+    sections: dict[str, Section] = field(default_factory=dict)  # everything, for probes
 
 
 def files_script(
-    paths: Sequence[str], reads: Sequence[TailRead], path_prepend: Sequence[str] = ()
+    paths: Sequence[str],
+    reads: Sequence[TailRead],
+    path_prepend: Sequence[str] = (),
+    defs: Sequence[str] = (),
+    probes: Sequence[str] = (),
 ) -> Script:
+    """`probes` are shell snippets that print their own sections (progress sources);
+    `defs` the shell functions they use."""
     script = Script(path_prepend=path_prepend)
+    for code in defs:
+        script.define(code)
     unique = list(dict.fromkeys(p for p in paths if p))
     if unique:
         listing = " ".join(shlex.quote(p) for p in unique)
@@ -61,6 +70,8 @@ def files_script(
         )
     for i, read in enumerate(reads):
         script.raw(f"read.{i}", read.shell())
+    for code in probes:
+        script.emit(code)
     return script
 
 
@@ -84,10 +95,12 @@ def look_at_files(
     *,
     timeout: float,
     path_prepend: Sequence[str] = (),
+    defs: Sequence[str] = (),
+    probes: Sequence[str] = (),
 ) -> FilesResult:
-    script = files_script(paths, reads, path_prepend)
-    sections, elapsed = run_script(transport, script, timeout=timeout, what="stat of the logs")
-    result = FilesResult(now=clock_of(sections), elapsed_s=elapsed)
+    script = files_script(paths, reads, path_prepend, defs, probes)
+    sections, elapsed = run_script(transport, script, timeout=timeout, what="a look at the logs")
+    result = FilesResult(now=clock_of(sections), elapsed_s=elapsed, sections=sections)
     if "stat" in sections:
         result.stats = parse_stat(sections["stat"].out)
     result.data = [

@@ -38,6 +38,7 @@ class Section:
     out: bytes = b""
     rc: int | None = None
     err: bytes = b""
+    parts: dict[str, bytes] = field(default_factory=dict)  # any other part, by name
 
     @property
     def text(self) -> str:
@@ -115,6 +116,17 @@ class Script:
         self.lines.append("wait")
         self.lines += [f"_emit {name}" for name in names]
 
+    def define(self, code: str) -> None:
+        """Shell function definitions (or other setup) placed before every section."""
+        self.lines.insert(self._sections_start(), code)
+
+    def emit(self, code: str) -> None:
+        """Code that prints its own sections with `_m <section> <part>` (a trusted string)."""
+        self.lines.append(code)
+
+    def _sections_start(self) -> int:
+        return next(i for i, line in enumerate(self.lines) if line.startswith("_m clock"))
+
     def shell(self, name: str, code: str) -> None:
         """A section running shell code (a trusted string: the user's own config)."""
         _check_name(name)
@@ -138,7 +150,7 @@ def parse_sections(stdout: bytes, nonce: str) -> dict[str, Section]:
     """Split a script's stdout into sections. Raises BackendError(bad_output) when the end
     marker is missing (the script was cut short) or a section's exit status is garbled."""
     marker = re.compile(
-        rb"\n@@labctl:" + re.escape(nonce.encode()) + rb":([a-z0-9_.-]+):(out|rc|err)\n"
+        rb"\n@@labctl:" + re.escape(nonce.encode()) + rb":([a-z0-9_.-]+):([a-z]+)\n"
     )
     sections: dict[str, Section] = {}
     # a leading newline so a marker at the very start matches too
@@ -157,6 +169,8 @@ def parse_sections(stdout: bytes, nonce: str) -> dict[str, Section]:
             sec.out = body
         elif part == "err":
             sec.err = body
+        elif part != "rc":
+            sec.parts[part] = body
         else:
             text = body.strip()
             if not text.lstrip(b"-").isdigit():

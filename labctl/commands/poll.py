@@ -8,7 +8,9 @@ say what is new or changed, and a job that vanished is `unknown`, never `complet
 Per SLURM cluster and poll: one script with `squeue --states=all`, `sacct --jobs=<ids
 the store saw alive>` (chunks of 200) and `sacct --starttime=<last good poll - margin>`
 (never sacct's default window, never a full-history scan), then one script that stats the
-job logs (and reads the stderr tail of fresh failures for kill fingerprints).
+job logs, reads the stderr tail of fresh failures for kill fingerprints, and reads each
+running job's progress sources (new log bytes, result files, W&B run files); with a W&B
+API key and a cluster's `wandb_project`, one paged runs query per project.
 """
 
 from __future__ import annotations
@@ -42,6 +44,43 @@ def parse_duration(text: str) -> float:
     return float(m.group(1)) * _UNITS[m.group(2)]
 
 
+def progress_settings(cfg: Any, state_dir: Any = None) -> Any:
+    """[progress] settings and the per-job `[jobs."<name pattern>"]` cadence overrides."""
+    from labctl.errors import ConfigError
+    from labctl.poll.progress import ProgressSettings
+    from labctl.progress.cadence import CadenceConfig
+
+    if not cfg.get("progress.enabled"):
+        return None
+    cadence = CadenceConfig(
+        poll_interval_s=cfg.get("progress.poll_interval_s"),
+        startup_grace_s=cfg.get("progress.startup_grace_s"),
+        floor_s=cfg.get("progress.floor_s"),
+        checkpoint_allowance_s=cfg.get("progress.checkpoint_allowance_s"),
+        eval_allowance_s=cfg.get("progress.eval_allowance_s"),
+        misses_to_stall=max(1, cfg.get("progress.misses_to_stall")),
+    )
+    overrides = []
+    for pattern, table in cfg.section("jobs").items():
+        if not isinstance(table, dict):
+            raise ConfigError(f'config: [jobs."{pattern}"] must be a table of cadence settings')
+        try:
+            cadence.for_job(table)
+        except ValueError as exc:
+            raise ConfigError(f'config: [jobs."{pattern}"]: {exc}') from None
+        overrides.append((pattern, dict(table)))
+    return ProgressSettings(
+        cadence=cadence,
+        max_read=max(4096, cfg.get("progress.max_read_bytes")),
+        first_tail=max(4096, cfg.get("progress.first_tail_bytes")),
+        wandb_files=cfg.get("progress.wandb_files"),
+        job_overrides=tuple(overrides),
+        wandb_api_key=cfg.get("wandb.api_key"),
+        wandb_base_url=cfg.get("wandb.base_url"),
+        state_dir=state_dir,
+    )
+
+
 def run(
     lc: Any, clusters: list[str], since: str | None, changed_only: bool
 ) -> Iterator[dict[str, Any]]:
@@ -54,6 +93,7 @@ def run(
         cfg.table_list("clusters"), default_timeout=cfg.get("poll.timeout_s"), only=clusters
     )
     settings = PollSettings(
+        progress=progress_settings(cfg, lc.state_dir),
         lock_wait_s=cfg.get("poll.lock_wait_s"),
         lookback_s=cfg.get("poll.lookback_h") * 3600,
         window_margin_s=cfg.get("poll.window_margin_s"),
@@ -93,8 +133,19 @@ def cli(
     alias) and ssh_options; scheduler ("slurm", or "command": a command printing JSON
     job rows, with `fields` and `states` mappings and an optional `rows` path); users,
     accounts or all_users; skip (name patterns counted in one `skipped` record);
-    timeout_s; path_prepend; accounting (false: a SLURM without slurmdbd). The state
-    store is poll.sqlite in the state directory; [poll] settings tune its windows.
+    timeout_s; path_prepend; accounting (false: a SLURM without slurmdbd); progress
+    sources: progress_regex (a regex with (?P<step>...)), results (result-file names
+    counted under the job's WorkDir), wandb_project (entity/project for the W&B API).
+    The state store is poll.sqlite in the state directory; [poll] settings tune its
+    windows.
+
+    RUNNING is not progress: a running job is running-progressing (its step, trial count
+    or W&B step rose), running-stalled (no rise past its allowance on two consecutive
+    polls) or running-unverified (first sighting, start-up grace, nothing readable); a
+    death marker in its log (slurmstepd kill line, oom-kill, NCCL watchdog timeout, a
+    final traceback with no growth since) gives a terminal verdict. [progress] settings
+    set the allowance; [jobs."<name pattern>"] tables override it per job (allowance_s,
+    startup_grace_s, floor_s, checkpoint_allowance_s, eval_allowance_s, ...).
 
     Exit 1 when a job needs a person (failed, timeout, out_of_memory, node_fail, unknown,
     running-stalled), 3 when a cluster could not be read (its `error` record says why).

@@ -19,6 +19,10 @@ nothing is polled when any cluster is misconfigured. Keys:
     rows          command scheduler: dotted path to the list of rows in a JSON document
     fields        command scheduler: labctl field -> dotted path in a row
     states        command scheduler: the scheduler's state -> labctl verdict
+    progress_regex  a regex with a named group (?P<step>...) for logs of no known format
+    results       per-trial result file names (globs, e.g. ["result.json"]): their count
+                  under the job's WorkDir is its progress counter
+    wandb_project "entity/project" to ask the W&B API about (with an API key configured)
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ MAPPABLE_FIELDS: dict[str, str] = {
 }
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _WORD = re.compile(r"^[^\s,]+$")
+_PROJECT = re.compile(r"^[\w.-]+/[\w.-]+$")
 KEYS = frozenset(
     {
         "name",
@@ -88,6 +93,9 @@ KEYS = frozenset(
         "rows",
         "fields",
         "states",
+        "progress_regex",
+        "results",
+        "wandb_project",
     }
 )
 _COMMAND_ONLY = ("command", "rows", "fields", "states")
@@ -110,6 +118,9 @@ class ClusterConfig:
     rows: str | None = None
     fields: Mapping[str, str] = field(default_factory=dict)
     states: Mapping[str, str] = field(default_factory=dict)
+    progress_regex: str | None = None
+    results: tuple[str, ...] = ()
+    wandb_project: str | None = None
 
     @property
     def is_local(self) -> bool:
@@ -216,8 +227,12 @@ def cluster_from_table(
         rows=chk.text("rows"),
         fields=chk.mapping("fields"),
         states=chk.mapping("states"),
+        progress_regex=chk.text("progress_regex"),
+        results=chk.words("results"),
+        wandb_project=chk.text("wandb_project", pattern=_PROJECT),
     )
     _check_scheduler(chk, cfg, table)
+    _check_progress(chk, cfg)
     return cfg
 
 
@@ -247,6 +262,17 @@ def _check_scheduler(chk: _Checker, cfg: ClusterConfig, table: Mapping[str, Any]
                 f"states: {state!r} maps to {verdict!r}, not one of {', '.join(VERDICTS)}",
                 "states",
             )
+
+
+def _check_progress(chk: _Checker, cfg: ClusterConfig) -> None:
+    if cfg.progress_regex is None:
+        return
+    try:
+        rx = re.compile(cfg.progress_regex.encode())
+    except re.error as exc:
+        raise chk.fail(f"progress_regex does not compile: {exc}", "progress_regex") from None
+    if "step" not in rx.groupindex:
+        raise chk.fail("progress_regex needs a named group (?P<step>...)", "progress_regex")
 
 
 def clusters_from_config(

@@ -23,7 +23,7 @@ from labctl.backends.jobtable import read_job_table
 from labctl.backends.transport import Transport
 from labctl.errors import BackendError
 from labctl.poll.clusters import MAPPABLE_FIELDS, VERDICTS, ClusterConfig
-from labctl.poll.logs import look_at_logs
+from labctl.poll.logs import examine
 from labctl.poll.model import Known, Snapshot, job_key
 from labctl.poll.slurm import split_skipped
 
@@ -163,10 +163,5 @@ def poll(cluster: ClusterConfig, known: Known, transport: Transport, deadline: f
         commands=[cluster.command],
         elapsed_s=table.elapsed_s,
     )
-    try:
-        look_at_logs(
-            transport, cluster, snap.jobs, known.jobs, max(0.1, deadline - time.monotonic())
-        )
-    except BackendError as exc:
-        snap.errors.append(exc)
+    examine(transport, cluster, known, snap, deadline)
     return snap

@@ -24,6 +24,7 @@ from labctl.errors import LabctlError
 from labctl.poll.clusters import ClusterConfig
 from labctl.poll.merge import merge
 from labctl.poll.model import Known, Snapshot
+from labctl.poll.progress import ProgressSettings
 from labctl.poll.store import Store
 from labctl.records import error_record, rfc3339
 
@@ -38,6 +39,7 @@ class PollSettings:
     forget_after_s: float = 48 * 3600.0
     retention_s: float = 14 * 86400.0
     since_s: float | None = None  # --since: re-report jobs that ended this long ago
+    progress: ProgressSettings | None = None  # None: RUNNING stays `running`
 
 
 def adapter_for(cluster: ClusterConfig) -> Adapter:
@@ -68,6 +70,7 @@ def known_for(store: Store, cluster: ClusterConfig, settings: PollSettings, now:
         last_ok_remote=last_ok_remote,
         since=since,
         since_s=settings.since_s,
+        progress=settings.progress,
     )
 
 
@@ -109,6 +112,8 @@ def _cluster_records(
         now=now,
         since_cut=known.since_cut(snap.now),
         forget_after_s=settings.forget_after_s,
+        progress=settings.progress,
+        progress_regex=cluster.progress_regex,
     )
     with store.transaction():
         store.put_jobs(cluster.name, merged.updates)
@@ -127,16 +132,17 @@ def _cluster_records(
                 "skip patterns: not analysed",
             }
         )
-    for exc in snap.errors[:1]:  # a later step failed: the state above is still good
+    what = {"logs": "job logs not examined", "wandb_api": "W&B API not read"}
+    for stage, exc in snap.errors[:1]:  # a later step failed: the state above is still good
         reason = getattr(exc, "reason", "internal_error")
         message = getattr(exc, "message", str(exc))
         records.append(
             error_record(
                 reason,
-                f"cluster {cluster.name}: job logs not examined: {message}",
+                f"cluster {cluster.name}: {what.get(stage, stage)}: {message}",
                 cluster=cluster.name,
                 host=cluster.host,
-                stage="logs",
+                stage=stage,
             )
         )
     return records

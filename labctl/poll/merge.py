@@ -30,6 +30,7 @@ from labctl.poll.model import (
     job_record,
     watched_view,
 )
+from labctl.poll.progress import ProgressSettings, observe
 from labctl.records import rfc3339
 
 
@@ -65,7 +66,10 @@ def merge(
     now: float,
     since_cut: float | None,
     forget_after_s: float,
+    progress: ProgressSettings | None = None,
+    progress_regex: str | None = None,
 ) -> Merged:
+    """`progress` set: running jobs get a progress verdict from their probed sources."""
     out = Merged()
     observed: dict[Key, dict[str, Any]] = {}
     for job in snap.jobs:
@@ -76,7 +80,15 @@ def merge(
         if is_quiet(job, prev, since_cut):
             out.quiet.append(key)  # the store keeps its record; only last_seen moves
             continue
+        state = prev.progress if prev is not None else None
+        seen = (state or {}).get("record")
+        if progress is not None and job.get("verdict") == "running":
+            verdict, cause, seen, state = observe(
+                job, state, now=now, settings=progress, progress_regex=progress_regex
+            )
+            job = dict(job, verdict=verdict, cause=cause or job.get("cause"))
         rec = job_record(cluster, scheduler, job, observed_at=now, remote_now=snap.now)
+        rec["progress"] = seen
         if prev is None:
             changed: list[str] = []
             rec.update(first_seen=rfc3339(now), new=True, previous_verdict=None)
@@ -102,7 +114,7 @@ def merge(
                 stdout=rec["stdout"] or (prev.stdout if prev else None),
                 stderr=rec["stderr"] or (prev.stderr if prev else None),
                 record=rec,
-                progress=prev.progress if prev else None,
+                progress=state,
             )
         )
     _vanished(out, cluster, observed, stored, now=now, forget_after_s=forget_after_s)

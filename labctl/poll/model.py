@@ -86,6 +86,7 @@ class Known:
     last_ok_remote: float | None = None  # the cluster's clock at the last good poll
     since: float | None = None  # sacct window start (epoch)
     since_s: float | None = None  # --since: report jobs that ended this long ago again
+    progress: Any = None  # labctl.poll.progress.ProgressSettings: probe running jobs
 
     def since_cut(self, remote_now: float) -> float | None:
         return None if self.since_s is None else remote_now - self.since_s
@@ -109,7 +110,7 @@ class Snapshot:
     skipped: Counter[str] = field(default_factory=Counter)
     commands: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
-    errors: list[Exception] = field(default_factory=list)  # later steps that failed
+    errors: list[tuple[str, Exception]] = field(default_factory=list)  # (stage, error)
 
 
 def watched_view(job: dict[str, Any]) -> dict[str, Any]:

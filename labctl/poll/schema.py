@@ -6,6 +6,8 @@ from labctl.schemas import (
     BYTES,
     COMMON,
     INT_OR_NULL,
+    METRIC,
+    NUM_OR_NULL,
     SECONDS,
     STR_OR_NULL,
     TIME,
@@ -28,13 +30,66 @@ VERDICTS = [
     "unknown",
 ]
 
+_OBJ_OR_NULL = {"type": ["object", "null"]}
+PROGRESS = {
+    "type": ["object", "null"],
+    "description": "Is a running job moving? The counter poll compared with the previous "
+    "poll (kept for finished jobs as last seen). source: results (per-trial result files), "
+    "log (the training log: format says which), wandb_file (the run's .wandb file), wandb_api "
+    "(historyLineCount). signals: the latest RL collapse signals (entropy, grad_norm, kl, "
+    "is_log_ratio, rollout_kl); metrics: every recognised metric by short name.",
+    "properties": {
+        "counter": STR_OR_NULL,
+        "value": NUM_OR_NULL,
+        "previous": NUM_OR_NULL,
+        "delta": NUM_OR_NULL,
+        "total": NUM_OR_NULL,
+        "rate_per_h": NUM_OR_NULL,
+        "last_change": TIME,
+        "age_s": SECONDS,
+        "allowance_s": SECONDS,
+        "eta": TIME,
+        "phase": STR_OR_NULL,
+        "source": {"enum": ["results", "log", "wandb_file", "wandb_api", None]},
+        "format": STR_OR_NULL,
+        "stall_suspect": {"type": "boolean"},
+        "misses": {"type": "integer", "minimum": 0},
+        "in_grace": {"type": "boolean"},
+        "metrics": {"type": "object", "additionalProperties": METRIC},
+        "signals": {"type": "object", "additionalProperties": METRIC},
+        "markers": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "kind": {"type": "string"},
+                    "cause": {"type": "string"},
+                    "severity": {"enum": ["hard", "soft"]},
+                    "line": {"type": "string"},
+                },
+            },
+        },
+        "evidence": {"type": "array", "items": {"type": "string"}},
+        "log_bytes_read": BYTES,
+        "trials": _OBJ_OR_NULL,
+        "wandb": _OBJ_OR_NULL,
+        "wandb_api": _OBJ_OR_NULL,
+    },
+    "required": ["counter", "value", "previous", "rate_per_h", "last_change", "source"],
+}
+
 JOB = record(
     "job",
-    "One job of one cluster: the scheduler's state and labctl's verdict. Verdicts that "
-    "need a person (exit 1): failed, timeout, out_of_memory, node_fail, unknown, "
-    "running-stalled. `unknown` means neither the queue nor accounting knows the job any "
-    "more (cause `vanished`), never a guess of `completed`. A finished job is emitted by "
-    "the poll after it ended (or when it changed), not on every poll. `out_of_memory` "
+    "One job of one cluster: the scheduler's state and labctl's verdict. A running job is "
+    "running-progressing (its counter rose, or its last rise is within the allowance), "
+    "running-stalled (no rise past the allowance on two consecutive polls) or "
+    "running-unverified (first sighting, no readable counter, or start-up grace), or a "
+    "terminal verdict when a death marker in its log says it is dying (cause: nccl_timeout, "
+    "timelimit, oom, user_code…). Verdicts that need a person (exit 1): failed, timeout, "
+    "out_of_memory, node_fail, unknown, running-stalled. `unknown` means neither the "
+    "queue nor accounting knows the job any more (cause `vanished`), never a guess of "
+    "`completed`. A finished job is emitted by the poll that first sees it finished (or "
+    "when it changed), not on every poll. `out_of_memory` "
     "with cause `memory_limit` is inferred (FAILED, signal 9, `.batch` CANCELLED: SLURM's "
     "OverMemoryKill); cause `oom` is backed by an oom line in the log or the OUT_OF_MEMORY "
     "state. Times are RFC 3339 UTC; log sizes and mtimes come from `stat` on the cluster "
@@ -103,7 +158,7 @@ JOB = record(
         "changed_since_last_poll": {"type": "boolean"},
         "changed_fields": {"type": "array", "items": {"type": "string"}},
         "previous_verdict": STR_OR_NULL,
-        "progress": {"type": ["object", "null"]},
+        "progress": PROGRESS,
         "message": {"type": "string"},
     },
     [

@@ -30,9 +30,8 @@ from typing import Any
 
 from labctl.backends.slurm import SlurmQuery, read_state
 from labctl.backends.transport import Transport
-from labctl.errors import BackendError
 from labctl.poll.clusters import ClusterConfig
-from labctl.poll.logs import look_at_logs
+from labctl.poll.logs import examine
 from labctl.poll.model import Known, Snapshot, StoredJob, is_terminal, job_key
 
 _PLACEHOLDER_NAMES = frozenset({"allocation", ""})
@@ -127,18 +126,5 @@ def poll(cluster: ClusterConfig, known: Known, transport: Transport, deadline: f
         commands=state.commands,
         elapsed_s=state.elapsed_s,
     )
-    try:
-        look_at_logs(
-            transport,
-            cluster,
-            jobs,
-            known.jobs,
-            max(0.1, deadline - time.monotonic()),
-            since_cut=known.since_cut(state.now),
-        )
-    except BackendError as exc:
-        snap.errors.append(exc)
-        for job in jobs:
-            if job.get("log_guessed"):
-                job["stdout"] = job["stderr"] = None
+    examine(transport, cluster, known, snap, deadline)
     return snap

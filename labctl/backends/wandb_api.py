@@ -1,0 +1,115 @@
+"""The W&B public API: one paged runs query per project, through the real `wandb` client.
+
+`Api().runs(project, filters)` asks for the lightweight run fragment (id, displayName,
+state, createdAt, heartbeatAt, historyLineCount): one query per page of 200 runs, bounded
+to runs created after the oldest running job's start. `historyLineCount` is a monotone
+counter; `heartbeatAt` and `state` are evidence only (heartbeats come from a background
+process and keep a hung run "running"). WANDB_BASE_URL points the client at another server
+(tests use a local fake GraphQL server). The client's own files (wandb-core debug logs,
+settings) go under labctl's state dir unless the user set WANDB_* dirs.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from labctl.errors import BackendError
+
+PER_PAGE = 200
+MAX_RUNS = 2000
+_LOCK = threading.Lock()  # one wandb client at a time (the service is process-wide)
+
+
+@dataclass
+class ApiRun:
+    run_id: str
+    display_name: str | None
+    state: str | None
+    created_at: float | None
+    heartbeat_at: float | None
+    history_line_count: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _epoch(text: Any) -> float | None:
+    if not text:
+        return None
+    try:
+        dt = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp()
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _quiet_dirs(state_dir: Path) -> None:
+    base = state_dir / "wandb"
+    for name, sub in (("WANDB_DIR", ""), ("WANDB_CACHE_DIR", "cache"),
+                      ("WANDB_CONFIG_DIR", "config"), ("WANDB_DATA_DIR", "data")):  # fmt: skip
+        if not os.environ.get(name):
+            path = base / sub
+            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.environ[name] = str(path)
+    os.environ.setdefault("WANDB_SILENT", "true")
+
+
+def _classify(exc: BaseException) -> str:
+    text = f"{type(exc).__name__} {exc}".lower()
+    if any(s in text for s in ("401", "403", "unauthorized", "permission", "api key")):
+        return "auth"
+    return "unreachable"
+
+
+def fetch_runs(
+    project: str,
+    *,
+    api_key: str,
+    base_url: str,
+    timeout: float,
+    created_after: float | None,
+    state_dir: Path,
+) -> list[ApiRun]:
+    """The project's runs (newest pages first are not needed: created_after bounds it)."""
+    with _LOCK:
+        _quiet_dirs(state_dir)
+        try:
+            import wandb
+
+            api = wandb.Api(
+                overrides={"base_url": base_url}, api_key=api_key, timeout=max(1, int(timeout))
+            )
+            filters = {"createdAt": {"$gt": _iso(created_after)}} if created_after else {}
+            runs = api.runs(project, filters=filters, per_page=PER_PAGE)
+            out: list[ApiRun] = []
+            for run in runs:
+                # attribute access maps snake_case onto the fragment's camelCase fields
+                count = getattr(run, "history_line_count", None)
+                out.append(
+                    ApiRun(
+                        run_id=str(run.id),
+                        display_name=getattr(run, "display_name", None),
+                        state=getattr(run, "state", None),
+                        created_at=_epoch(getattr(run, "created_at", None)),
+                        heartbeat_at=_epoch(getattr(run, "heartbeat_at", None)),
+                        history_line_count=int(count) if count is not None else None,
+                    )
+                )
+                if len(out) >= MAX_RUNS:
+                    break
+            return out
+        except Exception as exc:
+            message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+            raise BackendError(
+                f"W&B API ({base_url}, project {project}): {type(exc).__name__}: {message}",
+                reason=_classify(exc),
+            ) from None

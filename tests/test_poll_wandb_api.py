@@ -1,0 +1,157 @@
+"""The W&B API progress source: the real `wandb` client against a local fake GraphQL server.
+
+No network and no patched client: WANDB_BASE_URL points the client (and its wandb-core
+service) at a small HTTP server here that answers the GraphQL queries it sends (Viewer,
+GetDefaultEntity, Runs) and records them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_labctl
+from schema_check import assert_valid
+from test_poll_command import write_config
+
+KEY = "k" * 40
+
+
+class FakeWandb:
+    def __init__(self) -> None:
+        self.runs: list[dict[str, Any]] = []
+        self.queries: list[tuple[str, dict[str, Any]]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path != "/graphql":  # wandb-core's telemetry: accept, ignore
+                    return self._send(200, b"")
+                auth = self.headers.get("Authorization", "")
+                expected = "Basic " + base64.b64encode(f"api:{KEY}".encode()).decode()
+                if auth != expected:
+                    return self._send(401, b'{"errors": [{"message": "unauthorized"}]}')
+                req = json.loads(body)
+                query = req.get("query", "")
+                fake.queries.append((query, req.get("variables") or {}))
+                self._send(200, json.dumps({"data": fake.answer(query)}).encode())
+
+            def do_GET(self) -> None:
+                self._send(404, b"")
+
+            def _send(self, code: int, data: bytes) -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def answer(self, query: str) -> dict[str, Any]:
+        if "viewer" in query:
+            return {"viewer": {"id": "v1", "entity": "ent", "username": "alice", "email": "",
+                               "flags": "{}", "teams": {"edges": []}}}  # fmt: skip
+        if "query Runs" in query:
+            edges = [{"node": {"projectId": 1, **run}, "cursor": f"c{i}"}
+                     for i, run in enumerate(self.runs)]  # fmt: skip
+            page = {"endCursor": "c", "hasNextPage": False}
+            runs = {"edges": edges, "pageInfo": page}
+            return {"project": {"internalId": "p1", "runCount": len(edges), "readOnly": False,
+                                "runs": runs}}  # fmt: skip
+        return {}
+
+
+def api_run(run_id: str, name: str, lines: int, state: str = "running") -> dict[str, Any]:
+    now = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    return {"id": f"storage-{run_id}", "name": run_id, "displayName": name, "tags": [],
+            "sweepName": None, "state": state, "group": None, "jobType": None, "commit": None,
+            "readOnly": False, "createdAt": now, "heartbeatAt": now, "description": None,
+            "notes": None, "historyLineCount": lines,
+            "user": {"name": "alice", "username": "alice"}}  # fmt: skip
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeWandb]:
+    server = FakeWandb()
+    thread = threading.Thread(target=server.server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.server.shutdown()
+
+
+def config_for(tmp: Path, rows: Path) -> Path:
+    rows.write_text(json.dumps([
+        {"id": "t-1", "name": "rl-api-1", "status": "ACTIVE", "started": time.time() - 600},
+        {"id": "t-2", "name": "sft-quiet", "status": "ACTIVE", "started": time.time() - 600},
+    ]))  # fmt: skip
+    cluster = {
+        "name": "tpu",
+        "scheduler": "command",
+        "command": f"cat {rows}",
+        "fields": {"job_id": "id", "state": "status", "start_time": "started"},
+        "states": {"ACTIVE": "running"},
+        "wandb_project": "ent/proj",
+    }
+    return write_config(tmp, [cluster])
+
+
+def test_history_line_count_is_the_counter(tmp_path: Path, fake: FakeWandb) -> None:
+    config = config_for(tmp_path, tmp_path / "rows.json")
+    env = {"WANDB_API_KEY": KEY, "WANDB_BASE_URL": fake.url}
+    fake.runs = [api_run("abc123", "rl-api-1", 42), api_run("zzz999", "someone-else", 7)]
+    first = run_labctl("poll", "--config", str(config), env=env)
+    assert_valid("poll", first.records)
+    jobs = {r["job_id"]: r for r in first.records if r["kind"] == "job"}
+    p = jobs["t-1"]["progress"]
+    assert jobs["t-1"]["verdict"] == "running-unverified", first.stderr
+    assert (p["source"], p["value"], p["counter"]) == ("wandb_api", 42, "history_lines")
+    assert p["wandb_api"]["run_id"] == "abc123" and p["wandb_api"]["state"] == "running"
+    assert p["wandb_api"]["heartbeat_age_s"] < 120
+    # no run of that name: nothing to read, never guessed
+    assert jobs["t-2"]["progress"]["source"] is None
+    assert jobs["t-2"]["verdict"] == "running-unverified"
+    [(_query, variables)] = [q for q in fake.queries if "query Runs" in q[0]]
+    assert variables["entity"] == "ent" and variables["project"] == "proj"
+    assert "createdAt" in json.loads(variables["filters"])  # bounded, not the whole project
+
+    fake.runs[0] = api_run("abc123", "rl-api-1", 57)
+    second = run_labctl("poll", "--config", str(config), env=env)
+    rec = next(r for r in second.records if r.get("job_id") == "t-1")
+    assert rec["verdict"] == "running-progressing"
+    assert (rec["progress"]["value"], rec["progress"]["previous"]) == (57, 42)
+    home = Path(os.environ["HOME"])
+    assert not (home / ".cache" / "wandb").exists()  # the client's files stay in the state dir
+    assert KEY not in first.stdout + second.stdout + first.stderr
+
+
+def test_wrong_api_key_is_one_error_and_the_jobs_are_still_reported(
+    tmp_path: Path, fake: FakeWandb
+) -> None:
+    config = config_for(tmp_path, tmp_path / "rows.json")
+    fake.runs = [api_run("abc123", "rl-api-1", 42)]
+    res = run_labctl(
+        "poll", "--config", str(config),
+        env={"WANDB_API_KEY": "x" * 40, "WANDB_BASE_URL": fake.url},
+    )  # fmt: skip
+    assert_valid("poll", res.records)
+    assert res.code == 3
+    [err] = [r for r in res.records if r["kind"] == "error"]
+    assert (err["cluster"], err["stage"], err["reason"]) == ("tpu", "wandb_api", "auth")
+    jobs = {r["job_id"]: r for r in res.records if r["kind"] == "job"}
+    assert set(jobs) == {"t-1", "t-2"} and jobs["t-1"]["verdict"] == "running-unverified"
