@@ -22,8 +22,17 @@ def _error(rec: dict[str, Any]) -> ExitCode:
     return exit_code_for_reason(rec.get("reason"))
 
 
+# Pending jobs that will never start without a person (a held job is someone's intent).
+STUCK_PENDING_CAUSES = frozenset({"dependency_never_satisfied", "cannot_run"})
+
+
 def _job(rec: dict[str, Any]) -> ExitCode:
-    return ExitCode.ATTENTION if rec.get("verdict") in ATTENTION_VERDICTS else ExitCode.OK
+    verdict = rec.get("verdict")
+    if verdict in ATTENTION_VERDICTS:
+        return ExitCode.ATTENTION
+    if verdict == "pending" and rec.get("cause") in STUCK_PENDING_CAUSES:
+        return ExitCode.ATTENTION
+    return ExitCode.OK
 
 
 def _file(rec: dict[str, Any]) -> ExitCode:

@@ -124,6 +124,10 @@ def test_severity_of_passed_through_records_sets_the_exit_code() -> None:
     assert run_labctl("table", "-f", "jsonl", input=ok).code == 0
     assert run_labctl("table", "-f", "jsonl", input=ok + stalled).code == 1
     assert run_labctl("table", "-f", "jsonl", input=stalled + unreachable).code == 3
+    held = '{"kind":"job","verdict":"pending","cause":"held"}\n'
+    never = '{"kind":"job","verdict":"pending","cause":"dependency_never_satisfied"}\n'
+    assert run_labctl("table", "-f", "jsonl", input=held).code == 0
+    assert run_labctl("table", "-f", "jsonl", input=held + never).code == 1
 
 
 def test_table_refuses_a_terminal_stdin_with_a_clear_error() -> None:

@@ -17,6 +17,21 @@ from labctl.diagnose.reader import LogUnreadable
 from labctl.records import error_record
 
 
+def transport_for(config: Any, name: str | None) -> Any:
+    """The Transport of a configured cluster (validated as poll validates it), or None
+    when the record names no configured cluster (its logs are then read locally)."""
+    if not name:
+        return None
+    from labctl.poll.clusters import clusters_from_config
+    from labctl.poll.core import transport_for as poll_transport
+
+    tables = [t for t in config.table_list("clusters") if t.get("name") == name]
+    if not tables:
+        return None
+    (cluster,) = clusters_from_config(tables, default_timeout=120.0)
+    return poll_transport(cluster)
+
+
 def sched_of(rec: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "state": rec.get("state"),
@@ -49,8 +64,6 @@ def diagnose_job(
     lc: Any, rec: dict[str, Any], opts: Mapping[str, Any]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The record with a `diagnosis` added, and any `error` records (unreadable logs)."""
-    from labctl.backends.clusters import transport_for
-
     sched = sched_of(rec)
     transport = transport_for(lc.config, rec.get("cluster"))
     results: list[dict[str, Any]] = []
