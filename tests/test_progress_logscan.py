@@ -339,3 +339,17 @@ def test_chunk_boundary_anywhere_in_a_line() -> None:
     whole = summary(scan_chunk(data))
     for cut in range(1, len(data)):
         assert summary(feed(data, [cut])) == whole, cut
+
+
+def test_a_standalone_eval_job_counts_its_eval_bar() -> None:
+    """An evaluation job has no training bar: its eval bar is its progress."""
+    frames = b"".join(
+        b"\rEvaluating:   3%%|          | %d/500 [00:18<05:00,  1.60it/s]" % i for i in range(1, 21)
+    )
+    res = scan_chunk(frames).to_dict()
+    assert (res["counter"], res["value"], res["total"]) == ("step", 20, 500)
+    # ...but beside a training bar the eval bar never becomes the counter
+    train = b"".join(b"\r 10%%|#  | %d/100 [00:01<00:09, 10it/s]" % i for i in range(1, 11))
+    nested = b"".join(b"\rEvaluating: %d/50 [00:01<00:09, 10it/s]\x1b[A" % i for i in range(1, 5))
+    res = scan_chunk(train + b"\n" + nested).to_dict()
+    assert (res["value"], res["total"]) == (10, 100)

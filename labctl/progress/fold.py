@@ -19,6 +19,9 @@ def bar_rank(hit: Hit) -> list[float]:
 def resolve_bar(st: ScanState, bars: dict[str, tuple[Hit, int]]) -> tuple[Hit, int] | None:
     """The training bar: the known one, unless a better-ranked candidate shows up."""
     candidates = [hp for hp in bars.values() if hp[0].role == "train"]
+    if not candidates and st.bar is None:
+        # a standalone evaluation job: its (top-level) eval bar IS its progress
+        candidates = [hp for hp in bars.values() if hp[0].role == "eval" and not hp[0].nested]
     if not candidates:
         return None
     best = max(candidates, key=lambda hp: bar_rank(hp[0]))

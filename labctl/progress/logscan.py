@@ -174,7 +174,11 @@ class _Walk:
             self.first_phase = (hit, pos)
         if hit.bar is not None:
             self.bars.setdefault(hit.bar, (hit, pos))
-            self.progress_seen = self.progress_seen or hit.role == "train"
+            self.progress_seen = (
+                self.progress_seen
+                or hit.role == "train"
+                or (st.bar is None and hit.role == "eval" and not hit.nested)
+            )
         else:
             self.newest.setdefault(hit.slot, (hit, pos))
             self.progress_seen = self.progress_seen or hit.slot in COUNTER_SLOTS

@@ -67,7 +67,7 @@ def _progress(rec: dict[str, Any], now: float) -> tuple[str, str]:
         text += f"/{_num(p['total'])}"
     rate = number(p.get("rate_per_h"))
     if rate:
-        text += f" · {rate:.3g}/h"
+        text += f" · {rate:,.0f}/h" if rate >= 10 else f" · {rate:.2g}/h"
     changed = parse_rfc3339(p.get("last_change") or p.get("last_advance_at"))
     return text, ("—" if changed is None else human_duration(now - changed) + " ago")
 
