@@ -348,6 +348,11 @@ def test_a_standalone_eval_job_counts_its_eval_bar() -> None:
     )
     res = scan_chunk(frames).to_dict()
     assert (res["counter"], res["value"], res["total"]) == ("step", 20, 500)
+    assert res["phase"] == "train"  # no eval allowance: the evaluation is the job's work
+    # read incrementally, chunk by chunk, the eval bar keeps counting
+    first = scan_chunk(frames[:300])
+    later = scan_chunk(frames[300:], first.state).to_dict()
+    assert (later["value"], later["phase"]) == (20, "train")
     # ...but beside a training bar the eval bar never becomes the counter
     train = b"".join(b"\r 10%%|#  | %d/100 [00:01<00:09, 10it/s]" % i for i in range(1, 11))
     nested = b"".join(b"\rEvaluating: %d/50 [00:01<00:09, 10it/s]\x1b[A" % i for i in range(1, 5))

@@ -19,7 +19,9 @@ def bar_rank(hit: Hit) -> list[float]:
 def resolve_bar(st: ScanState, bars: dict[str, tuple[Hit, int]]) -> tuple[Hit, int] | None:
     """The training bar: the known one, unless a better-ranked candidate shows up."""
     candidates = [hp for hp in bars.values() if hp[0].role == "train"]
-    if not candidates and st.bar is None:
+    if not candidates and st.bar is not None:
+        return bars.get(st.bar)  # keep following the bar in use (an eval job's eval bar)
+    if not candidates:
         # a standalone evaluation job: its (top-level) eval bar IS its progress
         candidates = [hp for hp in bars.values() if hp[0].role == "eval" and not hp[0].nested]
     if not candidates:
@@ -63,12 +65,9 @@ def update_phase(
     if first is not None:
         hit = first[0]
         phase = hit.phase
-        if (
-            hit.bar is not None
-            and hit.role == "train"
-            and train_bar
-            and hit.bar != train_bar[0].bar
-        ):
+        if hit.bar is not None and train_bar and hit.bar == train_bar[0].bar:
+            phase = "train"  # the counter's own bar is the main work (an eval job's eval bar)
+        elif hit.bar is not None and hit.role == "train" and train_bar:
             phase = "eval"  # a smaller bar beside the training bar
         st.phase = phase
     done = [h for h, _ in newest.values() if h.finished]

@@ -110,14 +110,16 @@ def render(records: list[dict[str, Any]], console: Console, ctx: Context) -> Non
             f", {attention} need a person" if attention else ""
         )
         table = new_table(title, console)
-        columns = ["cluster", "job", "verdict", "age", "progress", "last change"]
+        columns = ["cluster", "job", "verdict", "age", "progress", "changed"]
         if bucket == "RL":
             columns += ["entropy", "grad_norm", "IS log-ratio"]
         whys = [_why(r) for r in recs]
         if any(whys):
             columns.append("why / fix")
+        widest_job = max(len(f"{r.get('job_id')} {r.get('name') or ''}") for r in recs)
         for col in columns:
-            table.add_column(col, overflow="fold")
+            minimum = {"job": min(widest_job, 24)}.get(col)
+            table.add_column(col, overflow="fold", min_width=minimum)
         for rec, why in zip(recs, whys, strict=True):
             verdict, vstyle = _verdict(rec)
             progress, changed = _progress(rec, now)
