@@ -1,7 +1,8 @@
 """Hand-written nasty cases for strip-yaml-comments: one test per edge case, exact bytes.
 
-The case names follow /work/shared/research/yaml.md ("Edge cases that break comment
-detection", numbered 1-13) and the yaml-test-suite ids it cites.
+The cases follow the project's research list of 13 edge cases that break comment
+detection (block-scalar headers, flow collections, markers and directives, BOM, CRLF,
+NEL/LS/PS breaks, refusals when deletion changes data …) and yaml-test-suite ids.
 """
 
 from __future__ import annotations

@@ -133,7 +133,10 @@ def _places(text: str) -> tuple[list[int], list[int], list[int], set[int]]:
     line_ends = [
         p
         for p in ends
-        if p not in inside and p > 0 and text[p - 1] not in " \t\r\n\x85\u2028\u2029\ufeff"
+        if p not in inside
+        and p not in block_ends  # " #" right after a block scalar's last line is content
+        and p > 0
+        and text[p - 1] not in " \t\r\n\x85\u2028\u2029\ufeff"
     ]
     return line_starts, line_ends, headers, block_ends
 
