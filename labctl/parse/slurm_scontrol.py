@@ -35,7 +35,7 @@ from labctl.parse.slurm_table import (
     settle_exit,
     settle_lifecycle,
 )
-from labctl.parse.slurm_verdict import classify
+from labctl.parse.slurm_verdict import classify_record
 
 # Keys `scontrol show job` prints in 22.05 (slurm_sprint_job_info), plus the optional ones.
 SCONTROL_JOB_KEYS = frozenset(
@@ -411,14 +411,7 @@ def normalise_scontrol_job(d: Mapping[str, str], tz: tzinfo = UTC) -> JobRecord:
         rec["stdout"] = rec["stderr"] = None
     settle_lifecycle(rec)
     settle_exit(rec)
-    rec["verdict"], rec["cause"] = classify(
-        rec["state"],
-        exit_code=rec["exit_code"],
-        signal=rec["signal"],
-        reason=rec["reason"],
-        cancelled_by=rec["cancelled_by"],
-        owner_uid=rec["uid"],
-    )
+    classify_record(rec)
     return rec
 
 

@@ -36,7 +36,7 @@ from labctl.parse.slurm_table import (
     settle_exit,
     settle_lifecycle,
 )
-from labctl.parse.slurm_verdict import classify
+from labctl.parse.slurm_verdict import classify_record
 
 _FORMAT_TOKEN = re.compile(r"%\.?\d*([A-Za-z])")
 
@@ -155,14 +155,7 @@ def normalise_squeue_row(row: Mapping[str, str], tz: tzinfo = UTC) -> JobRecord:
         raise SlurmParseError(f"{exc} in squeue row {dict(row)!r}") from exc
     settle_lifecycle(rec)
     settle_exit(rec)
-    rec["verdict"], rec["cause"] = classify(
-        rec["state"],
-        exit_code=rec["exit_code"],
-        signal=rec["signal"],
-        reason=rec["reason"],
-        cancelled_by=rec["cancelled_by"],
-        owner_uid=rec["uid"],
-    )
+    classify_record(rec)
     return rec
 
 

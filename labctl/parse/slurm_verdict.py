@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 VERDICTS: tuple[str, ...] = (
     "pending",
@@ -201,3 +202,15 @@ def verdict(
         batch_state=batch_state,
         markers=markers,
     )[0]
+
+
+def classify_record(rec: dict[str, Any]) -> None:
+    """Set a parsed job record's `verdict` and `cause` from its own fields."""
+    rec["verdict"], rec["cause"] = classify(
+        rec["state"],
+        exit_code=rec["exit_code"],
+        signal=rec["signal"],
+        reason=rec["reason"],
+        cancelled_by=rec["cancelled_by"],
+        owner_uid=rec["uid"],
+    )

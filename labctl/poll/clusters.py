@@ -34,20 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labctl.errors import ConfigError
+from labctl.parse.slurm_verdict import VERDICTS
 
 SCHEDULERS = ("slurm", "command")
-VERDICTS = (
-    "pending",
-    "running",
-    "completed",
-    "failed",
-    "timeout",
-    "preempted",
-    "cancelled",
-    "out_of_memory",
-    "node_fail",
-    "unknown",
-)
 # Fields a command scheduler's row can be mapped onto (labctl name -> kind of value).
 MAPPABLE_FIELDS: dict[str, str] = {
     "job_id": "text",
