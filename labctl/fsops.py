@@ -33,6 +33,22 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _write_temp(directory: Path, name: str, data: bytes) -> Path:
+    """`data` in a new hidden temporary file beside `name`, flushed to disk."""
+    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    return tmp
+
+
 def atomic_write_bytes(
     path: str | os.PathLike[str], data: bytes, *, mode: int | None = None
 ) -> Path:
@@ -48,13 +64,8 @@ def atomic_write_bytes(
         st: os.stat_result | None = target.stat()
     except FileNotFoundError:
         st = None
-    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
-    tmp = Path(tmp_name)
+    tmp = _write_temp(directory, target.name, data)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
         if st is not None:
             os.chmod(tmp, stat.S_IMODE(st.st_mode))
             with contextlib.suppress(PermissionError):
@@ -83,13 +94,8 @@ def create_exclusive(path: Path, data: bytes, *, mode: int = 0o644) -> Path:
     The content is written to a temporary file first and linked into place with
     `os.link`, which fails if the name exists: readers never see a half-written file.
     """
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    tmp = Path(tmp_name)
+    tmp = _write_temp(path.parent, path.name, data)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.link(tmp, path)
     finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from labctl.parse.slurm_verdict import VERDICTS as SCHEDULER_VERDICTS
 from labctl.schemas import (
     BYTES,
     COMMON,
@@ -14,21 +15,8 @@ from labctl.schemas import (
     record,
 )
 
-VERDICTS = [
-    "pending",
-    "running",
-    "running-progressing",
-    "running-stalled",
-    "running-unverified",
-    "completed",
-    "failed",
-    "timeout",
-    "preempted",
-    "cancelled",
-    "out_of_memory",
-    "node_fail",
-    "unknown",
-]
+# the scheduler verdicts, plus the three a running job gets from its progress
+VERDICTS = [*SCHEDULER_VERDICTS, "running-progressing", "running-stalled", "running-unverified"]
 
 _OBJ_OR_NULL = {"type": ["object", "null"]}
 PROGRESS = {
