@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from labctl import __version__  # noqa: E402
-from labctl.cli import EXIT_CODES_HELP, common_params  # noqa: E402
+from labctl.cli import common_params  # noqa: E402
 from labctl.introspect import describe_all, describe_param  # noqa: E402
 
 README_BEGIN = "<!-- BEGIN GENERATED COMMAND REFERENCE (scripts/gen_docs.py) -->"
@@ -445,7 +445,6 @@ def main() -> int:
             path.unlink()
     for path in drifted:
         print(f"{'drifted' if args.check else 'wrote'}: {path.relative_to(ROOT)}")
-    _ = EXIT_CODES_HELP
     return 1 if (args.check and drifted) else 0
 
 
