@@ -215,8 +215,15 @@ def test_sacct_without_job_ids_misses_held_dependency_and_cancelled_pending() ->
 def test_sacct_allocations_only_has_no_steps_and_batch_exit_is_unknown() -> None:
     jobs = by_id(sacct("sacct-parsable2-allocations-only.txt"))
     assert all(j["steps"] == [] for j in jobs.values())
-    # without the batch row a TIMEOUT reads 0:0: what -X loses
-    assert (jobs["3"]["exit_code"], jobs["3"]["signal"], jobs["3"]["verdict"]) == (0, 0, "timeout")
+    # without the batch row a TIMEOUT's job row reads 0:0, but the signal is not 0: unknown
+    assert (jobs["3"]["exit_code"], jobs["3"]["signal"], jobs["3"]["verdict"]) == (
+        None,
+        None,
+        "timeout",
+    )
+    # a job that ended on its own keeps the job row's code: FAILED 3:0 needs no batch row
+    failed = [j for j in jobs.values() if j["state"] == "FAILED" and j["exit_code"]]
+    assert failed and all(j["exit_source"] == "job" for j in failed)
 
 
 def _times(records: list[dict[str, Any]]) -> dict[str, tuple[Any, Any]]:

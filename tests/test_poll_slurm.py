@@ -63,7 +63,8 @@ def sbatch(workdir: Path, *args: str, wrap: str | None = None, script: str | Non
 
 
 def sacct_states(ids: list[str]) -> dict[str, str]:
-    out = slurm("sacct", "-X", "--noheader", "-P", "-o", "JobID,State", "-j", ",".join(ids))
+    """JobID -> State for the jobs and their steps (`123`, `123.batch`, `124_0` ...)."""
+    out = slurm("sacct", "--noheader", "-P", "-o", "JobID,State", "-j", ",".join(ids))
     return dict(line.split("|", 1) for line in out.splitlines() if line)
 
 
@@ -118,7 +119,11 @@ def _drive(sc: Scenario, deadline: float) -> None:
                 else:  # a 2 s time limit from now: TIMEOUT in ~25 s instead of 60+
                     end = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() + 2))
                     slurm("scontrol", "update", f"jobid={ids[what]}", f"EndTime={end}")
-        array = [s for j, s in states.items() if j.startswith(ids["array"] + "_")]
+        array = [
+            s for j, s in states.items() if j.startswith(ids["array"] + "_") and "." not in j
+        ]
+        # slurmdbd writes a timed-out job's row before its .batch row (where the signal is)
+        timeout_batch = states.get(ids["timeout"] + ".batch", "").split(" ")[0]
         dep = slurm("squeue", "-h", "-j", ids["dependency"], "-o", "%r").strip()
         settled = (
             all(
@@ -137,6 +142,7 @@ def _drive(sc: Scenario, deadline: float) -> None:
             and len(array) == 4
             and all(s in ("COMPLETED", "FAILED") for s in array)
             and dep == "DependencyNeverSatisfied"
+            and timeout_batch in {"CANCELLED", "TIMEOUT", "FAILED", "COMPLETED"}
         )
         if settled:
             return

@@ -184,6 +184,9 @@ def group_sacct(records: Iterable[JobRecord]) -> list[dict[str, Any]]:
     return groups
 
 
+_ENDED_BY_SIGNAL = frozenset({"TIMEOUT", "CANCELLED", "PREEMPTED", "DEADLINE"})
+
+
 def combine_exit(
     job: JobRecord, steps: Sequence[JobRecord]
 ) -> tuple[int | None, int | None, str | None]:
@@ -208,6 +211,10 @@ def combine_exit(
         if batch["exit_code"] or batch["signal"]:
             return batch["exit_code"], batch["signal"], "batch"
     if code is None and sig is None:
+        return None, None, None
+    if batch is None and job["state"] in _ENDED_BY_SIGNAL:
+        # The job row of a timed-out or cancelled job always reads 0:0; the signal lives
+        # on the `.batch` row, which slurmdbd may not have written yet. Unknown, not 0.
         return None, None, None
     return code, sig, "job"
 
