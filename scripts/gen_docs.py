@@ -222,7 +222,7 @@ def bash_completion(commands: list[dict[str, Any]]) -> str:
         '    case "${COMP_WORDS[i]}" in',
         f"      {'|'.join(_value_flags(commands))}) ((i++)) ;;",
         "      -*) ;;",
-        '      *) if [[ -z $cmd ]]; then cmd="${COMP_WORDS[i]}"; elif [[ -z $sub ]]; then sub="${COMP_WORDS[i]}"; fi ;;',
+        '      *) if [[ -z $cmd ]]; then cmd="${COMP_WORDS[i]}"; elif [[ -z $sub ]]; then sub="${COMP_WORDS[i]}"; fi ;;',  # noqa: E501
         "    esac",
         "  done",
         '  case "$prev" in',
@@ -328,11 +328,11 @@ def zsh_completion(commands: list[dict[str, Any]]) -> str:
     for c in commands:
         if c["subcommands"]:
             subs = " ".join(
-                f"'{s['name']}:{_zsh_escape(s['help'].splitlines()[0] if s['help'] else s['name'])}'"
+                f"'{s['name']}:{_zsh_escape(s['help'].splitlines()[0] if s['help'] else s['name'])}'"  # noqa: E501
                 for s in c["subcommands"]
             )
             out.append(
-                f"        {c['name']}) local -a subs; subs=({subs}); _describe -t subs 'subcommand' subs ;;"
+                f"        {c['name']}) local -a subs; subs=({subs}); _describe -t subs 'subcommand' subs ;;"  # noqa: E501
             )
             continue
         specs = " ".join(_zsh_specs(_all_params(c)))
@@ -358,7 +358,7 @@ def fish_completion(commands: list[dict[str, Any]]) -> str:
     ]
     for c in commands:
         out.append(
-            f"complete -c labctl -n '__fish_use_subcommand' -a {c['name']} -d '{_fish_escape(c['summary'])}'"
+            f"complete -c labctl -n '__fish_use_subcommand' -a {c['name']} -d '{_fish_escape(c['summary'])}'"  # noqa: E501
         )
     for c in commands:
         cond = f"__fish_seen_subcommand_from {c['name']}"

@@ -119,9 +119,7 @@ def _drive(sc: Scenario, deadline: float) -> None:
                 else:  # a 2 s time limit from now: TIMEOUT in ~25 s instead of 60+
                     end = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() + 2))
                     slurm("scontrol", "update", f"jobid={ids[what]}", f"EndTime={end}")
-        array = [
-            s for j, s in states.items() if j.startswith(ids["array"] + "_") and "." not in j
-        ]
+        array = [s for j, s in states.items() if j.startswith(ids["array"] + "_") and "." not in j]
         # slurmdbd writes a timed-out job's row before its .batch row (where the signal is)
         timeout_batch = states.get(ids["timeout"] + ".batch", "").split(" ")[0]
         dep = slurm("squeue", "-h", "-j", ids["dependency"], "-o", "%r").strip()

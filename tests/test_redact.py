@@ -106,5 +106,5 @@ def test_secret_in_environment_and_record_never_reaches_any_output() -> None:
         assert "REDACTED" in res.stdout
     shown = run_labctl("config", "show", env=env)
     assert secret not in shown.stdout + shown.stderr
-    token = [r for r in shown.records if r["key"] == "github.token"][0]
+    token = next(r for r in shown.records if r["key"] == "github.token")
     assert token["source"] == "env:GITHUB_TOKEN" and token["value"].startswith("[REDACTED")
