@@ -16,6 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# Property tests: CI (scripts/test) runs a fixed, derandomised set of examples so `main`
+# stays green on a clean clone; `HYPOTHESIS_PROFILE=explore` draws fresh examples every run
+# (run it when changing a parser). Loaded here, before any test module builds its settings.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("explore", deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "explore"))
 
 ROOT = Path(__file__).resolve().parent.parent
 LABCTL = [sys.executable, "-m", "labctl"]
