@@ -4,7 +4,8 @@ Import from here; the pieces live in:
 
 - `slurm_commands`: the exact squeue/sacct/scontrol argv and environment poll runs.
 - `slurm_table`: delimited-table splitting and the shared record shape (RECORD_KEYS).
-- `slurm_fields`: value normalisers (job ids, array specs, states, exit codes, times...).
+- `slurm_ids`: job ids (arrays, het jobs, steps) and array specs.
+- `slurm_fields`: value normalisers (states, exit codes, times, durations...).
 - `slurm_sacct`, `slurm_squeue`, `slurm_scontrol`: per-command parsers -> records.
 - `slurm_verdict`: SLURM state -> labctl verdict (table in that module's docstring).
 - `slurm_logpath`: stdout/stderr filename patterns resolved like slurmstepd.
@@ -26,16 +27,11 @@ from labctl.parse.slurm_commands import (
     squeue_format_arg,
 )
 from labctl.parse.slurm_fields import (
-    ArraySpec,
-    JobId,
     SlurmValueError,
     first_node,
-    format_array_spec,
     format_duration,
-    parse_array_spec,
     parse_duration,
     parse_exit_code,
-    parse_job_id,
     parse_nodelist,
     parse_state,
     parse_time,
@@ -43,6 +39,13 @@ from labctl.parse.slurm_fields import (
     parse_time_limit_raw,
     parse_user,
     parse_wait_status,
+)
+from labctl.parse.slurm_ids import (
+    ArraySpec,
+    JobId,
+    format_array_spec,
+    parse_array_spec,
+    parse_job_id,
 )
 from labctl.parse.slurm_logpath import (
     LogJob,

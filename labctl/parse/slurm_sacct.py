@@ -14,11 +14,9 @@ from typing import Any
 from labctl.parse.slurm_commands import FIELD_DELIMITER, SACCT_FIELDS
 from labctl.parse.slurm_fields import (
     SlurmValueError,
-    parse_array_spec,
     parse_duration,
     parse_exit_code,
     parse_int,
-    parse_job_id,
     parse_nodelist,
     parse_reason,
     parse_state,
@@ -28,6 +26,7 @@ from labctl.parse.slurm_fields import (
     parse_time_limit_raw,
     parse_user,
 )
+from labctl.parse.slurm_ids import parse_array_spec, parse_job_id
 from labctl.parse.slurm_table import (
     TERMINAL_STATES,
     JobRecord,

@@ -16,7 +16,6 @@ from datetime import UTC, tzinfo
 
 from labctl.parse.slurm_fields import (
     SlurmValueError,
-    parse_array_spec,
     parse_duration,
     parse_exit_code,
     parse_int,
@@ -28,6 +27,7 @@ from labctl.parse.slurm_fields import (
     parse_time_limit,
     parse_user,
 )
+from labctl.parse.slurm_ids import parse_array_spec
 from labctl.parse.slurm_table import (
     JobRecord,
     SlurmParseError,

@@ -15,10 +15,8 @@ from datetime import UTC, tzinfo
 from labctl.parse.slurm_commands import FIELD_DELIMITER, SQUEUE_FIELDS, SQUEUE_FORMAT_LETTERS
 from labctl.parse.slurm_fields import (
     SlurmValueError,
-    parse_array_spec,
     parse_duration,
     parse_int,
-    parse_job_id,
     parse_nodelist,
     parse_reason,
     parse_state,
@@ -28,6 +26,7 @@ from labctl.parse.slurm_fields import (
     parse_user,
     parse_wait_status,
 )
+from labctl.parse.slurm_ids import parse_array_spec, parse_job_id
 from labctl.parse.slurm_table import (
     JobRecord,
     SlurmParseError,
