@@ -1,0 +1,86 @@
+"""Preemption on the real test SLURM: a job in `urgent` cancels a `scavenger` job that holds
+the whole node (scripts/slurm-up configures preempt/partition_prio, PreemptMode=CANCEL).
+
+poll must call it `preempted` (not failed, not cancelled by a user), and diagnose, fed poll's
+record, must name preemption from the scheduler's state and the slurmstepd line in the log.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from conftest import run_labctl
+from schema_check import assert_valid
+from test_poll_slurm import local_cluster, poll, sbatch, slurm
+
+pytestmark = pytest.mark.slurm
+
+SCAVENGER = """#!/bin/bash
+for i in $(seq 1 600); do echo "step $i loss 0.5"; sleep 1; done
+"""
+
+
+def _state(job_id: str) -> dict[str, str]:
+    out = slurm("sacct", "--noheader", "-P", "-o", "JobID,State", "-j", job_id)
+    return dict(line.split("|", 1) for line in out.splitlines() if line)
+
+
+def _wait(what: str, cond, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def preempted(tmp_path_factory: pytest.TempPathFactory):
+    workdir = tmp_path_factory.mktemp("preempt")
+    workdir.chmod(0o777)
+    cpus = slurm("sinfo", "-h", "-p", "scavenger", "-o", "%c").split()[0]
+    tag = f"pre{uuid.uuid4().hex[:6]}"
+    low = sbatch(workdir, "-J", f"{tag}-low", "-p", "scavenger", "-c", cpus, script=SCAVENGER)
+    high = None
+    try:
+        _wait("the scavenger job to run", lambda: _state(low).get(low) == "RUNNING")
+        high = sbatch(workdir, "-J", f"{tag}-high", "-p", "urgent", "-c", "1", wrap="echo urgent")
+        _wait(
+            "the scavenger job to be preempted and its .batch row written",
+            lambda: (
+                _state(low).get(low) == "PREEMPTED"
+                and _state(low).get(f"{low}.batch", "RUNNING") not in ("RUNNING", "PENDING")
+            ),
+        )
+        _wait("the urgent job to finish", lambda: _state(high).get(high) == "COMPLETED")
+        yield workdir, low, high
+    finally:
+        slurm("scancel", low, *([high] if high else []), check=False)
+
+
+def test_a_preempted_job_is_preempted_not_failed_and_diagnose_says_why(
+    tmp_path: Path, preempted
+) -> None:
+    workdir, low, high = preempted
+    res = poll(tmp_path, [local_cluster()])
+    jobs = {r["job_id"]: r for r in res.records if r["kind"] == "job"}
+    assert (jobs[low]["verdict"], jobs[low]["cause"]) == ("preempted", "preemption")
+    assert jobs[low]["partition"] == "scavenger" and jobs[low]["end_time"] is not None
+    assert (jobs[high]["verdict"], jobs[high]["partition"]) == ("completed", "urgent")
+    log = Path(jobs[low]["stdout"])
+    assert log.parent == workdir and "step 1 loss" in log.read_text()
+
+    mine = json.dumps(jobs[low])
+    diag = run_labctl("diagnose", input=mine + "\n")
+    assert_valid("diagnose", diag.records)
+    (job,) = diag.records
+    d = job["diagnosis"]
+    assert (d["category"], d["retryable"], d["action"]["type"]) == (
+        "preemption",
+        True,
+        "resubmit",
+    ), d
+    assert any("DUE TO PREEMPTION" in e["text"] for e in d["evidence"]), d["evidence"]
