@@ -279,3 +279,29 @@ def test_worknccl_description_is_not_timeout_evidence() -> None:
         "async exception: NCCL error: unhandled system error, NCCL version 2.21.5\n"
     )
     assert d["category"] == "nccl_error"
+
+
+def test_cpp_exception_type_from_the_terminate_banner() -> None:
+    cuda = diagnose_text(
+        TRAINING + "terminate called after throwing an instance of 'c10::Error'\n"
+        "  what():  CUDA error: an illegal memory access was encountered\n"
+        "Aborted (core dumped)\n"
+    )
+    assert cuda["category"] == "segfault" and cuda["exception_type"] == "c10::Error"
+    alloc = diagnose_text(
+        "terminate called after throwing an instance of 'std::bad_alloc'\n"
+        "  what():  std::bad_alloc\n"
+    )
+    assert alloc["category"] == "host_oom" and alloc["exception_type"] == "std::bad_alloc"
+    # same failure, other run: same type, same fingerprint; another C++ type: another one
+    again = diagnose_text(
+        "[rank1]: terminate called after throwing an instance of 'std::bad_alloc'\n"
+        "[rank1]:   what():  std::bad_alloc\n"
+    )
+    assert again["fingerprint"] == alloc["fingerprint"]
+    other = diagnose_text(
+        "terminate called after throwing an instance of 'std::length_error'\n"
+        "  what():  std::bad_alloc\n"
+    )
+    assert other["exception_type"] == "std::length_error"
+    assert other["fingerprint"] != alloc["fingerprint"]

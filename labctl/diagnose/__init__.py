@@ -20,7 +20,8 @@ The diagnosis dict (`kind: "diagnosis"`):
     category        taxonomy category (cuda_oom, host_oom, ..., unknown) or "healthy"
     catalog_id, title, severity (high|medium|low), retryable, fix, action (dict: the machine
                     fix for `supervise`; install_module gets `module` and `package` filled in)
-    exception_type  the Python exception type on the root line, if any
+    exception_type  the exception type on the root line (Python, or the C++ type std::terminate
+                    names), if any
     fingerprint     16 hex digits, stable across runs (see fingerprint.py); None when healthy
     confidence      0..1
     decided_by      scheduler | hung | log | exit_code | none

@@ -100,6 +100,10 @@ _EXC = re.compile(
     r"(?=:\s|:$|\(['\"]|'>|\s*$)"
 )
 
+# libstdc++'s std::terminate banner: `terminate called after throwing an instance of
+# 'c10::DistBackendError'` (also `std::bad_alloc`, `std::runtime_error`, templated types).
+_CXX_EXC = re.compile(r"throwing an instance of '(?P<exc>[A-Za-z_][\w:<>, ]*)'")
+
 
 def strip_prefixes(text: str) -> str:
     """Remove timestamps, log levels, rank/launcher tags from the start of a line."""
@@ -131,10 +135,13 @@ def normalise(text: str) -> str:
 
 def exception_type(text: str, at: int | None = None) -> str | None:
     """The exception type a line reports: `torch.OutOfMemoryError: ...`, logger forms such as
-    `<class 'RuntimeError'>` and `RuntimeError('...')`, a bare `Exception: ...`. With `at`
-    (where the catalog match starts) the type printed last at or before it wins, else the first.
+    `<class 'RuntimeError'>` and `RuntimeError('...')`, a bare `Exception: ...`, and the C++
+    type in `terminate called after throwing an instance of 'c10::Error'`. With `at` (where
+    the catalog match starts) the type printed last at or before it wins, else the first.
     """
-    found = [(m.start(), m.group("exc")) for m in _EXC.finditer(text)]
+    found = sorted(
+        (m.start(), m.group("exc")) for rx in (_EXC, _CXX_EXC) for m in rx.finditer(text)
+    )
     if not found:
         return None
     if at is not None:
