@@ -121,6 +121,36 @@ def test_job_logs_are_read_on_the_cluster_over_ssh(tmp_path: Path) -> None:
     assert down.code == 3
 
 
+def test_full_reads_the_whole_remote_log_streamed_and_gz_is_decompressed(tmp_path: Path) -> None:
+    """The root cause is at the top of a 70 MiB log: past the 64 MiB a tail could hold."""
+    if not SSH_CONFIG.exists():
+        pytest.fail("the test sshd is not running: run scripts/sshd-up (scripts/test does)")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        f'[[clusters]]\nname = "c2"\nhost = "labctl-test"\nssh_options = ["-F", "{SSH_CONFIG}"]\n'
+    )
+    env = {"LABCTL_CONFIG": str(cfg)}
+    noise = b"iter 7 waiting for the eval server to come back\n"
+    big = tmp_path / "big.out"
+    with big.open("wb") as f:
+        f.write(OOM.encode())
+        for _ in range(70):
+            f.write(noise * ((1 << 20) // len(noise)))
+    job = json.dumps(_job(big, cluster="c2")) + "\n"
+    tail = run_labctl("diagnose", input=job, env=env).records[0]["diagnosis"]
+    assert tail["category"] != "cuda_oom" and tail["window"]["complete"] is False
+    full = run_labctl("diagnose", "--full", input=job, env=env, timeout=300)
+    d = full.records[0]["diagnosis"]
+    assert d["category"] == "cuda_oom" and d["window"]["complete"] is True, d["window"]
+    assert d["window"]["bytes_read"] == big.stat().st_size
+    assert d["evidence"][0]["line"] == OOM.count("\n")  # counted from the top: a full read
+    gz = tmp_path / "small.out.gz"
+    gz.write_bytes(gzip.compress(OOM.encode()))
+    for args in ((), ("--full",)):
+        res = run_labctl("diagnose", *args, input=json.dumps(_job(gz, cluster="c2")), env=env)
+        assert res.records[0]["diagnosis"]["category"] == "cuda_oom", args
+
+
 def test_catalog_and_explain() -> None:
     cat = run_labctl("diagnose", "--catalog")
     assert_valid("diagnose", cat.records)

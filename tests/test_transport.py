@@ -51,3 +51,44 @@ def test_remote_failure_is_command_failed_with_stderr() -> None:
         )
     assert err.value.reason == "command_failed"
     assert "Problem talking to the database" in err.value.message
+
+
+def test_stream_yields_bounded_chunks_of_any_size_output() -> None:
+    chunks = list(Transport().stream(["head", "-c", str(50 << 20), "/dev/zero"], timeout=60))
+    assert sum(map(len, chunks)) == 50 << 20
+    assert max(map(len, chunks)) <= 1 << 20  # never more than one chunk held
+
+
+def test_stream_failure_after_partial_output_raises_with_stderr() -> None:
+    got: list[bytes] = []
+    with pytest.raises(TransportError) as err:
+        for block in Transport().stream(
+            ["sh", "-c", "echo partial; echo 'cat: x: Permission denied' >&2; exit 2"],
+            timeout=20,
+            what="reading x",
+        ):
+            got.append(block)
+    assert b"".join(got) == b"partial\n"
+    assert err.value.reason == "command_failed" and "Permission denied" in err.value.message
+
+
+def test_stream_deadline_and_early_stop_kill_the_command() -> None:
+    start = time.monotonic()
+    with pytest.raises(TransportError) as err:
+        list(Transport().stream(["bash", "-c", "echo first; sleep 30"], timeout=1))
+    assert err.value.reason == "timeout" and time.monotonic() - start < 5
+    marker = f"labctl-stream-{time.time_ns()}"
+    gen = Transport().stream(["bash", "-c", f"exec -a {marker} yes"], timeout=60)
+    assert next(gen).startswith(b"y\n")
+    gen.close()  # the consumer stops early: the producer must not run on
+    left = Transport().run(["pgrep", "-f", marker], timeout=20)
+    assert left.returncode == 1, left.stdout
+
+
+def test_stream_over_ssh_gives_what_local_gives(tmp_path: Path) -> None:
+    log = tmp_path / "big.log"
+    log.write_bytes(b"".join(b"step %d loss 1.0\n" % i for i in range(300_000)))
+    argv = ["cat", "--", str(log)]
+    local = b"".join(Transport().stream(argv, timeout=60))
+    remote = b"".join(ssh_transport().stream(argv, timeout=60))
+    assert local == remote == log.read_bytes()

@@ -15,15 +15,16 @@ cluster pay for one handshake.
 from __future__ import annotations
 
 import os
+import select
 import shlex
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from labctl.errors import BackendError
 
@@ -98,26 +99,9 @@ class Transport:
         check: bool = False,
     ) -> CommandResult:
         """Run `argv` on the cluster; never waits longer than `timeout` seconds."""
-        from plumbum import local
-
         full = self.argv(argv)
         started = time.monotonic()
-        try:
-            cmd = local[full[0]][full[1:]]
-            # plumbum returns a subprocess.Popen (bytes: no encoding given)
-            proc = cast(
-                "subprocess.Popen[bytes]",
-                cmd.popen(
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    new_session=True,
-                ),
-            )
-        except Exception as exc:  # plumbum CommandNotFound, OSError
-            raise TransportError(
-                f"{self.host}: cannot run {full[0]}: {exc}", reason="command_failed"
-            ) from None
+        proc = self._popen(full, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
         timed_out = False
         try:
             out, err = proc.communicate(input=input, timeout=timeout)
@@ -136,6 +120,62 @@ class Transport:
         if check and not result.ok:
             raise self.error_for(result, what=" ".join(argv[:2]))
         return result
+
+    def stream(
+        self, argv: Sequence[str], *, timeout: float, what: str = "command", chunk: int = 1 << 20
+    ) -> Iterator[bytes]:
+        """Run `argv` on the cluster and yield its stdout as it arrives (memory stays at one
+        chunk, whatever the size), under the same deadline as `run`. Raises TransportError
+        after the last chunk when the command failed or the deadline passed; a consumer that
+        stops early kills the command."""
+        full = self.argv(argv)
+        started = time.monotonic()
+        with tempfile.TemporaryFile() as err:
+            proc = self._popen(full, stdin=subprocess.DEVNULL, stderr=err)
+            assert proc.stdout is not None
+            fd, timed_out = proc.stdout.fileno(), False
+            try:
+                while True:
+                    left = started + timeout - time.monotonic()
+                    if left <= 0 or not select.select([fd], [], [], left)[0]:
+                        timed_out = True
+                        break
+                    block = os.read(fd, chunk)
+                    if not block:
+                        break
+                    yield block
+            finally:
+                if timed_out or proc.poll() is None:
+                    _kill_group(proc.pid)
+                proc.stdout.close()
+                returncode = proc.wait()
+            err.seek(0)
+            result = CommandResult(
+                argv=tuple(full),
+                returncode=returncode if not timed_out else -int(signal.SIGKILL),
+                stdout=b"",
+                stderr=err.read(MAX_OUTPUT),
+                elapsed_s=time.monotonic() - started,
+                timed_out=timed_out,
+            )
+        if not result.ok:
+            raise self.error_for(result, what=what)
+
+    def _popen(self, full: list[str], *, stdin: Any, stderr: Any) -> subprocess.Popen[bytes]:
+        """Start `full` in its own session (so a deadline can kill its whole group)."""
+        from plumbum import local
+
+        try:
+            cmd = local[full[0]][full[1:]]
+            # plumbum returns a subprocess.Popen (bytes: no encoding given)
+            return cast(
+                "subprocess.Popen[bytes]",
+                cmd.popen(stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, new_session=True),
+            )
+        except Exception as exc:  # plumbum CommandNotFound, OSError
+            raise TransportError(
+                f"{self.host}: cannot run {full[0]}: {exc}", reason="command_failed"
+            ) from None
 
     def run_script(self, script: str, *, timeout: float, check: bool = False) -> CommandResult:
         """Run a bash script on the cluster (fed on stdin: one connection, no quoting)."""

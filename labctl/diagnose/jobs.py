@@ -3,18 +3,21 @@
 The scheduler's view (state, exit code, signal, log age) comes from the record and beats
 log text. Logs are the job's stderr, then stdout (one file when they are the same): read
 locally with the bounded, widening tail-first reader, or on the cluster through its
-transport as one bounded `tail -c` (window bytes; `--full` reads up to the engine's
-maximum window). The best-explained diagnosis of the two logs is kept.
+transport as one bounded `tail -c` (window bytes), or with `--full` the whole log streamed
+through (`cat`, constant memory). The best-explained diagnosis of the two logs is kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from labctl.diagnose.engine import DEFAULT_MAX_WINDOW, diagnose_chunks, diagnose_path
+from labctl.diagnose.engine import diagnose_chunks, diagnose_path
 from labctl.diagnose.reader import LogUnreadable
 from labctl.records import error_record
+
+TAIL_READ_TIMEOUT = 120.0  # seconds for one bounded tail read over SSH
+FULL_READ_TIMEOUT = 1800.0  # `--full` streams the whole log: minutes for tens of GB
 
 
 def transport_for(config: Any, name: str | None) -> Any:
@@ -60,6 +63,23 @@ def log_paths(rec: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def remote_read(transport: Any, path: str, nbytes: int | None) -> Iterator[bytes]:
+    """A log on the cluster as a stream of chunks: its last `nbytes` (`tail -c`), or all of
+    it (`cat`, streamed: `--full` on a 20 GB log holds one chunk at a time). `.gz` logs are
+    decompressed on the cluster first."""
+    gz = path.endswith(".gz")
+    if nbytes is None:
+        argv = ["gzip", "-dc", "--", path] if gz else ["cat", "--", path]
+        timeout = FULL_READ_TIMEOUT
+    elif gz:
+        argv = ["sh", "-c", 'gzip -dc -- "$1" | tail -c "$2"', "sh", path, str(nbytes)]
+        timeout = TAIL_READ_TIMEOUT
+    else:
+        argv = ["tail", "-c", str(nbytes), "--", path]
+        timeout = TAIL_READ_TIMEOUT
+    return transport.stream(argv, timeout=timeout, what=f"reading {path}")
+
+
 def diagnose_job(
     lc: Any, rec: dict[str, Any], opts: Mapping[str, Any]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -81,14 +101,10 @@ def diagnose_job(
                     now=lc.clock(),
                 )
             else:
-                nbytes = DEFAULT_MAX_WINDOW if opts["full"] else opts["window"]
-                res = transport.run(["tail", "-c", str(nbytes), "--", path], timeout=120)
-                if not res.ok:
-                    raise transport.error_for(res, what=f"reading {path}")
                 d = diagnose_chunks(
-                    [res.stdout],
+                    remote_read(transport, path, None if opts["full"] else opts["window"]),
                     sched=sched,
-                    tail=True,
+                    tail=not opts["full"],
                     source=path,
                     catalog=opts["catalog"],
                     redactor=opts["redactor"],
