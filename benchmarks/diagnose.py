@@ -12,6 +12,9 @@
    sparse-free copy is slow to make, so the 4 GB file is a sparse hole followed by the real
    400 MB log: tail-first never reads the hole, a full scan would).
 4. Reports the peak RSS (VmHWM) of the child process for each run.
+5. With an SSH host (default: the test sshd of scripts/sshd-up when it is up), `--full` on
+   a cluster's log: the middle-failure log streamed through the transport, against
+   `ssh host cat log | grep -E -c` over the same connection settings.
 
 Differences between the two counts are expected and explained in the output: grep splits
 lines on `\\n` only (tqdm `\\r` frames are one line for grep, several for labctl), and the
@@ -228,6 +231,49 @@ print(json.dumps({{"wall": t1 - t0, "cpu": c1 - c0, "category": d["category"],
 """
 
 
+_REMOTE_CHILD = """
+import json, sys, time
+sys.path.insert(0, {root!r})
+def hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+from labctl.backends.transport import Transport
+from labctl.diagnose import default_catalog, diagnose_chunks
+from labctl.diagnose.jobs import remote_read
+default_catalog()
+t = Transport(host={host!r}, ssh_options={opts!r})
+t.run(["true"], timeout=30)  # the ControlMaster is up, as in a poll | diagnose sweep
+t0 = time.perf_counter()
+d = diagnose_chunks(remote_read(t, {path!r}, None), source={path!r})
+t1 = time.perf_counter()
+print(json.dumps({{"wall": t1 - t0, "category": d["category"], "bytes_read": d["bytes_read"],
+  "rss_kb": hwm()}}))
+"""
+
+
+def run_remote(path: Path, host: str, opts: list[str]) -> dict[str, object]:
+    code = _REMOTE_CHILD.format(root=str(ROOT), path=str(path), host=host, opts=opts)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+
+def run_remote_grep(path: Path, patterns: Path, host: str, opts: list[str]) -> dict[str, object]:
+    ssh = ["ssh", *opts, host, "cat", "--", str(path)]
+    t0 = time.perf_counter()
+    cat = subprocess.Popen(ssh, stdout=subprocess.PIPE)
+    out = subprocess.run(
+        ["grep", "-E", "-c", "-f", str(patterns)],
+        stdin=cat.stdout,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, LC_ALL="C"),
+        check=False,
+    )
+    cat.wait()
+    return {"wall": time.perf_counter() - t0, "count": int(out.stdout.strip() or 0)}
+
+
 def run_labctl(path: Path, full: bool) -> dict[str, object]:
     code = _CHILD.format(root=str(ROOT), path=str(path), full=full)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -282,6 +328,13 @@ def main() -> None:
     ap.add_argument("--size-mb", type=int, default=400)
     ap.add_argument("--big-gb", type=float, default=4.0)
     ap.add_argument("--runs", type=int, default=3)
+    default_cfg = "/run/labctl-sshd/ssh_config"
+    ap.add_argument(
+        "--ssh-host",
+        default="labctl-test" if Path(default_cfg).exists() else None,
+        help="also stream the log through this SSH alias (default: the test sshd if up)",
+    )
+    ap.add_argument("--ssh-config", default=default_cfg if Path(default_cfg).exists() else None)
     args = ap.parse_args()
     from labctl.diagnose import default_catalog
 
@@ -333,6 +386,19 @@ def main() -> None:
         f"peak RSS {tail['rss_kb'] / 1024:.1f} MB"
     )
     print()
+    if args.ssh_host:
+        opts = ["-F", args.ssh_config] if args.ssh_config else []
+        ours = best(lambda: run_remote(mid_log, args.ssh_host, opts), args.runs)
+        ref = best(lambda: run_remote_grep(mid_log, ere, args.ssh_host, opts), args.runs)
+        print(f"--full on the cluster over ssh ({args.ssh_host}), failure in middle:")
+        print(
+            f"  labctl       wall {ours['wall']:.3f} s  streamed "
+            f"{ours['bytes_read'] / 2**20:.0f} MiB -> {ours['category']}, "
+            f"peak RSS {ours['rss_kb'] / 1024:.1f} MB"
+        )
+        print(f"  ssh cat|grep wall {ref['wall']:.3f} s  -> {ref['count']} matching lines")
+        print(f"  ratio labctl/(ssh cat | grep): {ours['wall'] / ref['wall']:.2f}x")  # type: ignore[operator]
+        print()
     print("goals: full scan <= 1.5x grep; tail-first on 4 GB well under 1 s; peak RSS < 100 MB")
 
 
