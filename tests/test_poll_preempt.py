@@ -84,3 +84,42 @@ def test_a_preempted_job_is_preempted_not_failed_and_diagnose_says_why(
         "resubmit",
     ), d
     assert any("DUE TO PREEMPTION" in e["text"] for e in d["evidence"]), d["evidence"]
+
+
+def test_a_requeued_job_is_the_same_job_on_its_next_attempt(tmp_path: Path) -> None:
+    """In `spot` (PreemptMode=REQUEUE) preemption sends the job back to the queue with a new
+    submit time and Restarts=1. poll must not lose it, call it new, or call it unknown."""
+    workdir = tmp_path / "jobs"
+    workdir.mkdir(mode=0o777)
+    workdir.chmod(0o777)
+    cpus = slurm("sinfo", "-h", "-p", "spot", "-o", "%c").split()[0]
+    tag = f"rq{uuid.uuid4().hex[:6]}"
+    job = sbatch(workdir, "-J", f"{tag}-spot", "-p", "spot", "-c", cpus, script=SCAVENGER)
+    high = None
+    state = tmp_path / "poll"
+    state.mkdir()
+    try:
+        _wait("the spot job to run", lambda: _state(job).get(job) == "RUNNING")
+        first = poll(state, [local_cluster()])
+        (before,) = [r for r in first.records if r.get("job_id") == job]
+        assert (before["state"], before["restarts"], before["new"]) == ("RUNNING", 0, True)
+        high = sbatch(workdir, "-J", f"{tag}-urgent", "-p", "urgent", "-c", "1", wrap="sleep 30")
+        _wait(  # squeue: the new attempt, pending; sacct: the attempt that was preempted
+            "the spot job to be requeued and its first attempt accounted",
+            lambda: (
+                "Restarts=1" in slurm("scontrol", "show", "job", job)
+                and _state(job).get(job) == "PREEMPTED"
+            ),
+        )
+        second = poll(state, [local_cluster()])
+        mine = [r for r in second.records if r.get("job_id") == job]
+        # one record for the job: not a second, "new" job, and not an unknown one
+        assert [r["verdict"] for r in mine] == ["pending"], mine
+        (after,) = mine
+        assert after["restarts"] == 1 and after["new"] is False
+        assert after["first_seen"] == before["first_seen"]
+        assert after["previous_verdict"] == "preempted"  # how the last attempt ended
+        assert {"state", "restarts", "submit_time"} <= set(after["changed_fields"])
+        assert after["submit_time"] > before["submit_time"]
+    finally:
+        slurm("scancel", job, *([high] if high else []), check=False)

@@ -14,6 +14,7 @@ from labctl.backends.slurm import SlurmQuery, rejoin_rows, state_commands
 from labctl.parse.slurm import SACCT_FIELDS, sacct_jobs
 from labctl.poll.merge import merge
 from labctl.poll.model import Snapshot, StoredJob, job_key
+from labctl.records import rfc3339
 
 
 def run_bash(script: Script) -> bytes:
@@ -168,3 +169,27 @@ def test_finished_jobs_are_reported_when_they_change_not_every_poll() -> None:
     [rec] = _merge([failed], [prev]).records
     assert rec["previous_verdict"] == "completed"
     assert rec["changed_fields"] == ["state", "verdict", "exit_code"]
+
+
+def test_a_requeue_is_one_job_across_attempts_and_a_reused_id_is_another_job() -> None:
+    running = _job("12", "RUNNING", "running", restarts=0)
+    prev = _stored(running, 2e9 - 1800)
+    preempted = _job("12", "PREEMPTED", "preempted", restarts=0, end_epoch=1_796_000_400)
+    again = _job("12", "PENDING", "pending", restarts=1, submit_epoch=1_796_000_500)
+    # squeue has the new attempt, sacct the preempted one: one record, the latest attempt
+    [rec] = _merge([preempted, again], [prev]).records
+    assert (rec["verdict"], rec["new"], rec["previous_verdict"]) == ("pending", False, "preempted")
+    assert rec["first_seen"] == rfc3339(prev.first_seen)  # the job's, not the attempt's
+    assert {"state", "submit_time", "restarts"} <= set(rec["changed_fields"])
+    # only the new attempt: linked to the stored one all the same
+    [alone] = _merge([again], [prev]).records
+    assert (alone["new"], alone["previous_verdict"]) == (False, "running")
+    # the same id for another job (controller state wiped): a new job, the old one retired
+    other = _job("12", "RUNNING", "running", name="other", submit_epoch=1_796_000_500)
+    out = _merge([other], [prev])
+    assert [(r["name"], r["new"]) for r in out.records] == [("other", True)]
+    assert [u.active for u in out.updates if u.key == prev.key] == [False]
+    # same name but fewer restarts than the stored attempt: not its continuation
+    reset = _job("12", "RUNNING", "running", restarts=0, submit_epoch=1_796_000_500)
+    [fresh] = _merge([reset], [_stored(dict(running, restarts=2), 2e9 - 60)]).records
+    assert fresh["new"] is True

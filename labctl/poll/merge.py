@@ -8,7 +8,9 @@ sees it finished, not by every poll for as long as sacct's window still returns 
 
 For each job the store last saw alive that the scheduler no longer reports:
 - a pending array group whose tasks now show up on their own: dissolved, forgotten;
-- the same id and task with another submit time (requeue, or a reused id): superseded;
+- the same id and task with another submit time (requeue, or a reused id): superseded.
+  A requeued attempt (`earlier_attempt`) continues the job it requeues: its record keeps
+  `first_seen`, is not `new`, and says what changed (`restarts`, `submit_time`, `state`);
 - otherwise `unknown` (cause `vanished`), never `completed`: emitted once, when it
   vanishes, and still asked about by id until `forget_after_s`, so a late answer from
   slurmdbd turns it back into a real verdict.
@@ -57,6 +59,49 @@ def is_quiet(job: dict[str, Any], prev: StoredJob | None, since_cut: float | Non
     return not _changed(prev.record, watched_view(job))
 
 
+def fold_attempts(jobs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[Key, str]]:
+    """One record per job: when the scheduler reports two attempts of a requeued job (squeue
+    the new one, sacct the one that was preempted), the latest is the job and the earlier
+    one's verdict becomes its `previous_verdict`. Attempts of one job share id, task, name
+    and user; a reused id (another job) is kept apart."""
+    latest: dict[tuple[str, int, Any, Any], dict[str, Any]] = {}
+    ended: dict[Key, str] = {}
+    folded: set[int] = set()
+    for job in jobs:
+        key = job_key(job)
+        ident = (key[0], key[1], job.get("name"), job.get("user"))
+        other = latest.get(ident)
+        if other is None:
+            latest[ident] = job
+            continue
+        old, new = sorted((other, job), key=lambda j: job_key(j)[2])
+        latest[ident] = new
+        folded.add(id(old))
+        if old.get("verdict"):
+            ended[job_key(new)] = old["verdict"]
+    return [j for j in jobs if id(j) not in folded], ended
+
+
+def earlier_attempt(
+    job: dict[str, Any], key: Key, stored: dict[Key, StoredJob]
+) -> StoredJob | None:
+    """The stored attempt a requeued job continues: same id and task, still active, same
+    name and user, submitted earlier (a requeue resets the submit time), and fewer restarts
+    when both counts are known. A job id reused after a controller reset fails these."""
+    restarts = job.get("restarts")
+    for other, prev in stored.items():
+        if other[:2] != key[:2] or other[2] >= key[2] or not prev.active:
+            continue
+        rec = prev.record
+        if rec.get("name") != job.get("name") or rec.get("user") != job.get("user"):
+            continue
+        before = rec.get("restarts")
+        if restarts is not None and before is not None and restarts <= before:
+            continue
+        return prev
+    return None
+
+
 def merge(
     cluster: str,
     scheduler: str,
@@ -72,10 +117,11 @@ def merge(
     """`progress` set: running jobs get a progress verdict from their probed sources."""
     out = Merged()
     observed: dict[Key, dict[str, Any]] = {}
-    for job in snap.jobs:
+    jobs, ended_attempt = fold_attempts(snap.jobs)
+    for job in jobs:
         key = job_key(job)
         observed[key] = job
-        prev = stored.get(key)
+        prev = stored.get(key) or earlier_attempt(job, key, stored)
         out.seen += 1
         if is_quiet(job, prev, since_cut):
             out.quiet.append(key)  # the store keeps its record; only last_seen moves
@@ -94,9 +140,13 @@ def merge(
             rec.update(first_seen=rfc3339(now), new=True, previous_verdict=None)
         else:
             changed = _changed(prev.record, rec)
+            if prev.key != key and prev.record.get("restarts") != rec.get("restarts"):
+                changed.append("restarts")  # a requeued attempt (earlier_attempt)
             rec.update(
                 first_seen=rfc3339(prev.first_seen), new=False, previous_verdict=prev.verdict
             )
+        if key in ended_attempt:  # how the attempt before this one ended (e.g. preempted)
+            rec["previous_verdict"] = ended_attempt[key]
         rec["changed_since_last_poll"] = prev is None or bool(changed)
         rec["changed_fields"] = changed
         terminal = is_terminal(job)

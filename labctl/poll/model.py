@@ -34,6 +34,7 @@ WATCHED_FIELDS = (
     "node_list",
     "partition",
     "name",
+    "submit_time",  # the same within one key: it changes only when a requeue is linked
 )
 
 
@@ -127,6 +128,7 @@ def watched_view(job: dict[str, Any]) -> dict[str, Any]:
         "node_list": job.get("node_list"),
         "partition": job.get("partition"),
         "name": job.get("name"),
+        "submit_time": rfc3339(job.get("submit_epoch")),
     }
 
 

@@ -124,7 +124,12 @@ JOB = record(
         "time_limit_s": SECONDS,
         "node_list": STR_OR_NULL,
         "n_nodes": INT_OR_NULL,
-        "restarts": INT_OR_NULL,
+        "restarts": {
+            "type": ["integer", "null"],
+            "description": "times SLURM requeued the job (preemption, node failure, "
+            "scontrol requeue); a requeued attempt continues the same job: not `new`, "
+            "`first_seen` kept, `restarts`/`submit_time` in `changed_fields`",
+        },
         "work_dir": STR_OR_NULL,
         "stdout": STR_OR_NULL,
         "stderr": STR_OR_NULL,
