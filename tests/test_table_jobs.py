@@ -97,3 +97,13 @@ def test_control_characters_in_names_are_escaped() -> None:
     out = _table([_job("rl-\x1b]0;pwned\x07-\u202eevil")], env={"COLUMNS": "250"})
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert "\\x1b" in out and "\\u202e" in out
+
+
+def test_a_requeued_job_says_so_in_its_verdict() -> None:
+    again = _job("sft-spot", verdict="pending", restarts=2, previous_verdict="preempted")
+    first = _job("sft-fresh", verdict="pending", job_id="2", restarts=0)
+    out = _table([again, first], env={"NO_COLOR": "1", "COLUMNS": "200"})
+    (line,) = [x for x in out.splitlines() if "sft-spot" in x]
+    assert "… pending ↻2 after preempted" in line
+    (fresh,) = [x for x in out.splitlines() if "sft-fresh" in x]
+    assert "↻" not in fresh

@@ -34,6 +34,8 @@ VERDICT_MARKS = {
     "preempted": ("↻", "yellow"),
 }
 FAILED = ("✗", "bold red")  # failed, timeout, out_of_memory, node_fail, unknown
+# how an earlier attempt of a requeued job can have ended, worth a word in its verdict cell
+TERMINAL_AFTER = frozenset({"preempted", "node_fail", "failed", "timeout", "out_of_memory"})
 
 
 def human_duration(seconds: float | None) -> str:
@@ -89,7 +91,12 @@ def _metric(value: float | None, red: bool, up: bool) -> tuple[str, str]:
 def _verdict(rec: dict[str, Any]) -> tuple[str, str]:
     verdict = str(rec.get("verdict") or "unknown")
     mark, style = VERDICT_MARKS.get(verdict, FAILED)
-    return f"{mark} {verdict.removeprefix('running-')}", style
+    text = f"{mark} {verdict.removeprefix('running-')}"
+    restarts = rec.get("restarts")
+    if isinstance(restarts, int) and restarts > 0:  # requeued (preempted, node failure …)
+        ended = rec.get("previous_verdict")
+        text += f" ↻{restarts}" + (f" after {ended}" if ended in TERMINAL_AFTER else "")
+    return text, style
 
 
 def render(records: list[dict[str, Any]], console: Console, ctx: Context) -> None:
