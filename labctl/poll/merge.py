@@ -18,6 +18,7 @@ For each job the store last saw alive that the scheduler no longer reports:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,17 +84,17 @@ def fold_attempts(jobs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dic
 
 
 def earlier_attempt(
-    job: dict[str, Any], key: Key, stored: dict[Key, StoredJob]
+    job: dict[str, Any], key: Key, candidates: Iterable[StoredJob]
 ) -> StoredJob | None:
-    """The stored attempt a requeued job continues: same id and task, still active, same
-    name and user, submitted earlier (a requeue resets the submit time), and fewer restarts
-    when both counts are known. A job id reused after a controller reset fails these."""
+    """The stored attempt a requeued job continues, among the active stored jobs with its id
+    and task: same name and user, submitted earlier (a requeue resets the submit time), and
+    fewer restarts when both counts are known. A job id reused after a controller reset
+    fails these."""
     restarts = job.get("restarts")
-    for other, prev in stored.items():
-        if other[:2] != key[:2] or other[2] >= key[2] or not prev.active:
-            continue
+    for prev in candidates:
         rec = prev.record
-        if rec.get("name") != job.get("name") or rec.get("user") != job.get("user"):
+        same_job = (rec.get("name"), rec.get("user")) == (job.get("name"), job.get("user"))
+        if not same_job or prev.key[2] >= key[2]:
             continue
         before = rec.get("restarts")
         if restarts is not None and before is not None and restarts <= before:
@@ -118,10 +119,14 @@ def merge(
     out = Merged()
     observed: dict[Key, dict[str, Any]] = {}
     jobs, ended_attempt = fold_attempts(snap.jobs)
+    attempts: dict[tuple[str, int], list[StoredJob]] = {}
+    for stored_job in stored.values():
+        if stored_job.active:
+            attempts.setdefault(stored_job.key[:2], []).append(stored_job)
     for job in jobs:
         key = job_key(job)
         observed[key] = job
-        prev = stored.get(key) or earlier_attempt(job, key, stored)
+        prev = stored.get(key) or earlier_attempt(job, key, attempts.get(key[:2], ()))
         out.seen += 1
         if is_quiet(job, prev, since_cut):
             out.quiet.append(key)  # the store keeps its record; only last_seen moves
