@@ -89,6 +89,42 @@ def test_job_records_get_a_diagnosis_and_others_pass_through(tmp_path: Path) -> 
     assert res.code == 1
 
 
+def test_a_job_whose_log_is_gone_is_diagnosed_from_its_state_not_an_outage(
+    tmp_path: Path,
+) -> None:
+    """Cleaned-up or node-local logs are common: the diagnosis says which are missing and
+    rests on the scheduler; no `error` record, so cron does not hear "cluster unreachable"."""
+    gone = tmp_path / "cleaned-up" / "slurm-42.out"
+    cancelled = _job(gone, verdict="cancelled", state="CANCELLED", exit_code=0, signal=15)
+    res = run_labctl("diagnose", input=json.dumps(cancelled) + "\n")
+    assert_valid("diagnose", res.records)
+    [rec] = res.records
+    assert rec["diagnosis"]["logs_missing"] == [str(gone)]
+    assert rec["diagnosis"]["decided_by"] == "scheduler" and res.code == 0
+    timeout = _job(gone, verdict="timeout", state="TIMEOUT", exit_code=0, signal=15)
+    res = run_labctl("diagnose", input=json.dumps(timeout) + "\n")
+    assert [r["kind"] for r in res.records] == ["job"] and res.code == 1  # the verdict's 1
+    assert res.records[0]["diagnosis"]["category"] == "slurm_time_limit"
+    # the same on a cluster, read over ssh (scripts/test starts the sshd)
+    assert SSH_CONFIG.exists(), "the test sshd is not running: run scripts/sshd-up"
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        f'[[clusters]]\nname = "c2"\nhost = "labctl-test"\nssh_options = ["-F", "{SSH_CONFIG}"]\n'
+    )
+    for full in ((), ("--full",)):
+        remote = run_labctl(
+            "diagnose",
+            *full,
+            input=json.dumps(dict(cancelled, cluster="c2")) + "\n",
+            env={"LABCTL_CONFIG": str(cfg)},
+        )
+        [rrec] = remote.records
+        assert rrec["diagnosis"]["logs_missing"] == [str(gone)] and remote.code == 0
+    # a file named on the command line that is not there is still an error (exit 3)
+    named = run_labctl("diagnose", str(gone))
+    assert [r["reason"] for r in named.records] == ["unreadable"] and named.code == 3
+
+
 def test_scheduler_state_beats_log_text(tmp_path: Path) -> None:
     log = tmp_path / "t.out"
     log.write_text("step 5\n" * 10)

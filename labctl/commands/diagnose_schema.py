@@ -56,7 +56,21 @@ SCHEMAS: dict[str, Any] = {
         "job",
         "A job record from `labctl poll`, passed through with a `diagnosis` object added "
         "when its verdict is a failure (or with --all).",
-        {"diagnosis": {"type": "object", "properties": DIAGNOSIS_FIELDS, "required": _REQUIRED}},
+        {
+            "diagnosis": {
+                "type": "object",
+                "properties": DIAGNOSIS_FIELDS
+                | {
+                    "logs_missing": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "the job's log paths that do not exist (cleaned up, "
+                        "node-local): the diagnosis rests on the scheduler's state alone",
+                    }
+                },
+                "required": [*_REQUIRED, "logs_missing"],
+            }
+        },
     ),
     "diagnosis_group": record(
         "diagnosis_group",

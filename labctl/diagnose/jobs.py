@@ -13,9 +13,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from labctl.diagnose.engine import diagnose_chunks, diagnose_path
-from labctl.diagnose.reader import LogUnreadable
+from labctl.diagnose.reader import LogMissing, LogUnreadable
 from labctl.records import error_record
 
+MISSING = "labctl: no such log"  # what remote_read says on stderr when the file is gone
 TAIL_READ_TIMEOUT = 120.0  # seconds for one bounded tail read over SSH
 FULL_READ_TIMEOUT = 1800.0  # `--full` streams the whole log: minutes for tens of GB
 
@@ -67,16 +68,12 @@ def remote_read(transport: Any, path: str, nbytes: int | None) -> Iterator[bytes
     """A log on the cluster as a stream of chunks: its last `nbytes` (`tail -c`), or all of
     it (`cat`, streamed: `--full` on a 20 GB log holds one chunk at a time). `.gz` logs are
     decompressed on the cluster first."""
-    gz = path.endswith(".gz")
-    if nbytes is None:
-        argv = ["gzip", "-dc", "--", path] if gz else ["cat", "--", path]
-        timeout = FULL_READ_TIMEOUT
-    elif gz:
-        argv = ["sh", "-c", 'gzip -dc -- "$1" | tail -c "$2"', "sh", path, str(nbytes)]
-        timeout = TAIL_READ_TIMEOUT
-    else:
-        argv = ["tail", "-c", str(nbytes), "--", path]
-        timeout = TAIL_READ_TIMEOUT
+    read = 'gzip -dc -- "$1"' if path.endswith(".gz") else 'cat -- "$1"'
+    if nbytes is not None:
+        read = f'{read} | tail -c "$2"' if path.endswith(".gz") else 'tail -c "$2" -- "$1"'
+    script = f'[ -e "$1" ] || {{ echo "{MISSING}" >&2; exit 66; }}; {read}'
+    argv = ["sh", "-c", script, "sh", path, str(nbytes or 0)]
+    timeout = FULL_READ_TIMEOUT if nbytes is None else TAIL_READ_TIMEOUT
     return transport.stream(argv, timeout=timeout, what=f"reading {path}")
 
 
@@ -88,6 +85,7 @@ def diagnose_job(
     transport = transport_for(lc.config, rec.get("cluster"))
     results: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
+    missing: list[str] = []  # logs that do not exist: noted, not an error (see LogMissing)
     for path in log_paths(rec):
         try:
             if transport is None or transport.is_local:
@@ -110,11 +108,16 @@ def diagnose_job(
                     redactor=opts["redactor"],
                 )
             results.append(d)
+        except LogMissing:
+            missing.append(path)
         except LogUnreadable as exc:
             errors.append(
                 exc.record() | {"cluster": rec.get("cluster"), "job_id": rec.get("job_id")}
             )
         except Exception as exc:  # a transport failure for this log: keep going
+            if MISSING in str(exc):
+                missing.append(path)
+                continue
             reason = getattr(exc, "reason", "unreadable")
             errors.append(
                 error_record(
@@ -132,5 +135,5 @@ def diagnose_job(
         )
     best = max(results, key=_rank)
     out = dict(rec)
-    out["diagnosis"] = {k: v for k, v in best.items() if k != "kind"}
+    out["diagnosis"] = {k: v for k, v in best.items() if k != "kind"} | {"logs_missing": missing}
     return out, errors

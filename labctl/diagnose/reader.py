@@ -51,9 +51,15 @@ def is_gzip(path: Path) -> bool:
         return False
 
 
+class LogMissing(LogUnreadable):
+    """The log does not exist (cleaned up, or on a node-local disk): for a job record that
+    is a fact about the job, noted in its diagnosis, not a failure to reach anything."""
+
+
 def unreadable(path: str | Path, exc: BaseException) -> LogUnreadable:
     why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return LogUnreadable(f"cannot read {path}: {why}", path=str(path))
+    kind = LogMissing if isinstance(exc, FileNotFoundError) else LogUnreadable
+    return kind(f"cannot read {path}: {why}", path=str(path))
 
 
 def scan_chunks(
