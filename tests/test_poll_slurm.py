@@ -62,6 +62,9 @@ def sbatch(workdir: Path, *args: str, wrap: str | None = None, script: str | Non
     return slurm(*argv).strip().split(";")[0]
 
 
+ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY"}
+
+
 def sacct_states(ids: list[str]) -> dict[str, str]:
     """JobID -> State for the jobs and their steps (`123`, `123.batch`, `124_0` ...)."""
     out = slurm("sacct", "--noheader", "-P", "-o", "JobID,State", "-j", ",".join(ids))
@@ -120,8 +123,12 @@ def _drive(sc: Scenario, deadline: float) -> None:
                     end = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() + 2))
                     slurm("scontrol", "update", f"jobid={ids[what]}", f"EndTime={end}")
         array = [s for j, s in states.items() if j.startswith(ids["array"] + "_") and "." not in j]
-        # slurmdbd writes a timed-out job's row before its .batch row (where the signal is)
-        timeout_batch = states.get(ids["timeout"] + ".batch", "").split(" ")[0]
+        # slurmdbd writes a job's row before its .batch row (where a timeout's signal and
+        # an OOM kill's step state are): every job that ran must have both, settled
+        ran = [j for j in states if "." not in j and j not in (ids["held"], ids["dependency"])]
+        batches_settled = all(
+            states.get(f"{j}.batch", "").split(" ")[0] in ENDED for j in ran if j != ids["running"]
+        )
         dep = slurm("squeue", "-h", "-j", ids["dependency"], "-o", "%r").strip()
         settled = (
             all(
@@ -140,7 +147,7 @@ def _drive(sc: Scenario, deadline: float) -> None:
             and len(array) == 4
             and all(s in ("COMPLETED", "FAILED") for s in array)
             and dep == "DependencyNeverSatisfied"
-            and timeout_batch in {"CANCELLED", "TIMEOUT", "FAILED", "COMPLETED"}
+            and batches_settled
         )
         if settled:
             return
