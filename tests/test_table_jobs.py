@@ -107,3 +107,12 @@ def test_a_requeued_job_says_so_in_its_verdict() -> None:
     assert "… pending ↻2 after preempted" in line
     (fresh,) = [x for x in out.splitlines() if "sft-fresh" in x]
     assert "↻" not in fresh
+
+
+def test_a_cancelled_job_says_who_cancelled_not_a_fix() -> None:
+    diag = {"category": "cancelled", "fix": "The job was cancelled (scancel, or by an admin)."}
+    mine = _job("sft-a", verdict="cancelled", cause="user_cancel", diagnosis=diag)
+    theirs = _job("sft-b", verdict="cancelled", cause="admin_cancel", job_id="2", diagnosis=diag)
+    out = _table([mine, theirs], env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert "user_cancel" in out and "admin_cancel" in out
+    assert "scancel, or by an admin" not in out

@@ -155,6 +155,8 @@ def render(records: list[dict[str, Any]], console: Console, ctx: Context) -> Non
 
 def _why(rec: dict[str, Any]) -> str:
     diag = rec.get("diagnosis") or {}
+    if rec.get("verdict") == "cancelled" and diag.get("category") in (None, "cancelled"):
+        return str(rec.get("cause") or "cancelled")  # user_cancel / admin_cancel: no fix
     if diag.get("category") and diag.get("category") != "healthy":
         fix = diag.get("fix") or ""
         return f"{diag['category']}: {fix}".strip().rstrip(":")
