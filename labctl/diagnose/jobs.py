@@ -14,6 +14,7 @@ from typing import Any
 
 from labctl.diagnose.engine import diagnose_chunks, diagnose_path
 from labctl.diagnose.reader import LogMissing, LogUnreadable
+from labctl.errors import BackendError
 from labctl.records import error_record
 
 MISSING = "labctl: no such log"  # what remote_read says on stderr when the file is gone
@@ -74,7 +75,12 @@ def remote_read(transport: Any, path: str, nbytes: int | None) -> Iterator[bytes
     script = f'[ -e "$1" ] || {{ echo "{MISSING}" >&2; exit 66; }}; {read}'
     argv = ["sh", "-c", script, "sh", path, str(nbytes or 0)]
     timeout = FULL_READ_TIMEOUT if nbytes is None else TAIL_READ_TIMEOUT
-    return transport.stream(argv, timeout=timeout, what=f"reading {path}")
+    try:
+        yield from transport.stream(argv, timeout=timeout, what=f"reading {path}")
+    except BackendError as exc:
+        if MISSING in str(exc):  # the same LogMissing a local read raises
+            raise LogMissing(f"cannot read {path}: no such file", path=path) from None
+        raise
 
 
 def diagnose_job(
@@ -115,9 +121,6 @@ def diagnose_job(
                 exc.record() | {"cluster": rec.get("cluster"), "job_id": rec.get("job_id")}
             )
         except Exception as exc:  # a transport failure for this log: keep going
-            if MISSING in str(exc):
-                missing.append(path)
-                continue
             reason = getattr(exc, "reason", "unreadable")
             errors.append(
                 error_record(
