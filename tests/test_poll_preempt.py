@@ -29,6 +29,12 @@ def _state(job_id: str) -> dict[str, str]:
     return dict(line.split("|", 1) for line in out.splitlines() if line)
 
 
+def _attempts(job_id: str) -> list[str]:
+    """`id|State` of every attempt of a job (sacct --duplicates), oldest first."""
+    out = slurm("sacct", "--noheader", "-P", "-D", "-X", "-o", "JobID,State", "-j", job_id)
+    return out.split()
+
+
 def _wait(what: str, cond, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
@@ -108,9 +114,13 @@ def test_a_requeued_job_is_the_same_job_on_its_next_attempt(tmp_path: Path) -> N
             "the spot job to be requeued and its first attempt accounted",
             lambda: (
                 "Restarts=1" in slurm("scontrol", "show", "job", job)
-                and _state(job).get(job) == "PREEMPTED"
+                and f"{job}|PREEMPTED" in _attempts(job)
             ),
         )
+        # within seconds slurmdbd also has the new attempt's PENDING record, and from then on
+        # `sacct --jobs` without --duplicates shows only that one: poll must still see both
+        _wait("the new attempt's record", lambda: f"{job}|PENDING" in _attempts(job))
+        assert _state(job).get(job) == "PENDING"
         second = poll(state, [local_cluster()])
         mine = [r for r in second.records if r.get("job_id") == job]
         # one record for the job: not a second, "new" job, and not an unknown one

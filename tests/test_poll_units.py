@@ -193,3 +193,61 @@ def test_a_requeue_is_one_job_across_attempts_and_a_reused_id_is_another_job() -
     reset = _job("12", "RUNNING", "running", restarts=0, submit_epoch=1_796_000_500)
     [fresh] = _merge([reset], [_stored(dict(running, restarts=2), 2e9 - 60)]).records
     assert fresh["new"] is True
+
+
+def test_every_attempt_sacct_duplicates_returns_folds_into_the_latest() -> None:
+    """`sacct -D --jobs` after two preemptions: three records of one job, in any order. The
+    job is the newest attempt; its previous_verdict is how the attempt just before it ended."""
+    first = _job("12", "PREEMPTED", "preempted", restarts=None, end_epoch=1_796_000_100)
+    second = _job("12", "NODE_FAIL", "node_fail", restarts=None, submit_epoch=1_796_000_200,
+                  end_epoch=1_796_000_300)  # fmt: skip
+    third = _job("12", "PENDING", "pending", restarts=2, submit_epoch=1_796_000_400)
+    prev = _stored(_job("12", "RUNNING", "running", restarts=0), 2e9 - 1800)
+    for order in ([first, second, third], [third, first, second], [second, third, first]):
+        [rec] = _merge(order, [prev]).records
+        assert (rec["state"], rec["restarts"], rec["new"]) == ("PENDING", 2, False)
+        assert rec["previous_verdict"] == "node_fail"
+
+
+def test_a_reused_id_is_never_folded_into_a_requeue() -> None:
+    """Same id, name and user, but the newer job has never restarted: a new job that got
+    the id after a controller reset, not an attempt. Both are reported."""
+    old = _job("12", "COMPLETED", "completed", end_epoch=1_796_000_100)
+    new = _job("12", "RUNNING", "running", restarts=0, submit_epoch=1_796_000_500)
+    out = _merge([old, new], [])
+    assert sorted(r["verdict"] for r in out.records) == ["completed", "running"]
+    assert all(r["previous_verdict"] is None for r in out.records)
+
+
+def test_an_unknown_job_that_ended_before_the_window_is_history_not_news() -> None:
+    """What only `sacct -D --jobs` brings back: an older job with a stored job's id that ended
+    long before this poll's window. Not reported, not stored; inside the window it is."""
+    ancient = _job("12", "COMPLETED", "completed", name="other", end_epoch=1_700_000_000)
+    live = _job("12", "RUNNING", "running", restarts=0, submit_epoch=1_796_000_500)
+    prev = _stored(live, 2e9 - 60)
+    snap = Snapshot(now=2e9, jobs=[ancient, live], skipped=Counter())
+
+    def run(window_start: float) -> list[str]:
+        out = merge("c", "slurm", snap, {prev.key: prev}, now=2e9, since_cut=None,
+                    forget_after_s=3600, window_start=window_start)  # fmt: skip
+        assert {u.key for u in out.updates} <= {prev.key, job_key(ancient)}
+        return sorted(r["verdict"] for r in out.records)
+
+    assert run(1_796_000_000) == ["running"]
+    assert run(1_600_000_000) == ["completed", "running"]
+    # a stored job is never dropped, however long ago it ended
+    gone = _stored(dict(ancient, state="RUNNING", verdict="running"), 2e9 - 60)
+    out = merge("c", "slurm", Snapshot(now=2e9, jobs=[ancient]), {gone.key: gone}, now=2e9,
+                since_cut=None, forget_after_s=3600, window_start=1_796_000_000)  # fmt: skip
+    assert [r["verdict"] for r in out.records] == ["completed"]
+
+
+def test_overlapping_sacct_answers_keep_one_record_per_attempt() -> None:
+    from labctl.backends.slurm import one_per_attempt
+
+    a1 = {"job_id_raw": "12", "job_id": "12", "submit_epoch": 1, "state": "PREEMPTED"}
+    a2 = {"job_id_raw": "12", "job_id": "12", "submit_epoch": 2, "state": "PENDING"}
+    a2_late = dict(a2, state="RUNNING")  # the window's answer, a moment after the by-id one
+    assert one_per_attempt([a1, a2, a1, a2_late]) == [a1, a2_late]
+    argv = [a for _, a in state_commands(SlurmQuery(known_ids=["12"], since=1.0))]
+    assert "--duplicates" in argv[1] and "--jobs=12" in argv[1]

@@ -6,9 +6,11 @@ then runs, with SLURM_TIME_FORMAT=%s TZ=UTC SLURM_BITSTR_LEN=0:
   squeue --noheader --states=all [--users=U|--accounts=A] --Format=<fields, \\x1f suffix>
       every job slurmctld still holds: pending (held and dependency-blocked included),
       running, and jobs that ended less than MinJobAge ago;
-  sacct --noheader --parsable2 --delimiter=\\x1f --format=<fields> --jobs=<ids> [...]
+  sacct --noheader --parsable2 --delimiter=\\x1f --format=<fields> --duplicates --jobs=<ids>
       (chunks of <= 200) the jobs the state store last saw alive: by id, because sacct's
-      windowed query omits held, dependency-blocked and cancelled-while-pending jobs;
+      windowed query omits held, dependency-blocked and cancelled-while-pending jobs; with
+      --duplicates, because `--jobs` alone returns only a job's newest record, and a
+      requeued job's new PENDING record hides the attempt that was preempted;
   sacct ... --starttime=<window start> --endtime=now --state=<every state> [...]
       jobs never seen before (started and ended between two polls), bounded by a window
       from the last good poll: never sacct's default window, never a full-history scan.
@@ -90,7 +92,9 @@ def state_commands(query: SlurmQuery) -> list[tuple[str, list[str]]]:
     if not query.accounting:
         return calls
     for i, argv in enumerate(
-        sacct_argv_chunks(query.known_ids, users=users, accounts=accounts, all_users=all_users)
+        sacct_argv_chunks(
+            query.known_ids, users=users, accounts=accounts, all_users=all_users, duplicates=True
+        )
     ):
         calls.append((f"sacct.ids.{i}", argv))
     if query.since is not None:
@@ -162,21 +166,20 @@ def read_state(
         now=now,
         user=user,
         squeue=live,
-        sacct=newest_per_job(done),
+        sacct=one_per_attempt(done),
         commands=shown,
         elapsed_s=elapsed,
     )
 
 
-def newest_per_job(jobs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One record per (raw id, displayed id): the by-id and the windowed sacct overlap, and
-    a reused id keeps only its newest submission."""
-    best: dict[tuple[Any, Any], dict[str, Any]] = {}
+def one_per_attempt(jobs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per attempt (raw id, displayed id, submit time): the by-id and the
+    windowed sacct overlap (the later answer wins). Attempts of a requeued job, and a job
+    whose id was reused after a controller reset, stay apart: poll's merge tells them apart
+    (`labctl.poll.merge.fold_attempts`)."""
+    best: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
     for rec in jobs:
-        key = (rec["job_id_raw"], rec["job_id"])
-        cur = best.get(key)
-        if cur is None or (rec["submit_epoch"] or 0) >= (cur["submit_epoch"] or 0):
-            best[key] = rec
+        best[(rec["job_id_raw"], rec["job_id"], rec["submit_epoch"])] = rec
     return list(best.values())
 
 

@@ -114,6 +114,9 @@ def _cluster_records(
         forget_after_s=settings.forget_after_s,
         progress=settings.progress,
         progress_regex=cluster.progress_regex,
+        # only SLURM's `sacct -D --jobs` returns jobs from before its window; a job table's
+        # rows are what the table holds, however old
+        window_start=known.since if cluster.scheduler == "slurm" and cluster.accounting else None,
     )
     with store.transaction():
         store.put_jobs(cluster.name, merged.updates)

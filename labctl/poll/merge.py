@@ -60,27 +60,54 @@ def is_quiet(job: dict[str, Any], prev: StoredJob | None, since_cut: float | Non
     return not _changed(prev.record, watched_view(job))
 
 
+def is_attempt_of(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """`old` is an earlier attempt of `new` (a requeue), not another job that got the same id
+    after a controller reset: same name and user, submitted earlier, and `new` restarted
+    (when its restart count is known: squeue and scontrol give it, sacct 22.05 does not)."""
+    same_job = (old.get("name"), old.get("user")) == (new.get("name"), new.get("user"))
+    return same_job and job_key(old)[2] < job_key(new)[2] and new.get("restarts") != 0
+
+
 def fold_attempts(jobs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[Key, str]]:
-    """One record per job: when the scheduler reports two attempts of a requeued job (squeue
-    the new one, sacct the one that was preempted), the latest is the job and the earlier
-    one's verdict becomes its `previous_verdict`. Attempts of one job share id, task, name
-    and user; a reused id (another job) is kept apart."""
-    latest: dict[tuple[str, int, Any, Any], dict[str, Any]] = {}
-    ended: dict[Key, str] = {}
-    folded: set[int] = set()
+    """One record per job: when the scheduler reports several attempts of a requeued job
+    (squeue the new one, `sacct -D` the ones preempted or requeued before it), the latest
+    is the job and the verdict of the attempt just before it becomes its
+    `previous_verdict`. A reused id (another job, see `is_attempt_of`) is kept apart."""
+    by_id: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for job in jobs:
         key = job_key(job)
-        ident = (key[0], key[1], job.get("name"), job.get("user"))
-        other = latest.get(ident)
-        if other is None:
-            latest[ident] = job
+        by_id.setdefault((key[0], key[1]), []).append(job)
+    folded: set[int] = set()
+    ended: dict[Key, str] = {}
+    for group in by_id.values():
+        if len(group) < 2:
             continue
-        old, new = sorted((other, job), key=lambda j: job_key(j)[2])
-        latest[ident] = new
-        folded.add(id(old))
-        if old.get("verdict"):
-            ended[job_key(new)] = old["verdict"]
+        group = sorted(group, key=lambda j: job_key(j)[2])
+        for i, new in enumerate(group):
+            if id(new) in folded:
+                continue
+            earlier = [old for old in group[:i] if id(old) not in folded]
+            mine = [old for old in earlier if is_attempt_of(old, new)]
+            folded.update(id(old) for old in mine)
+            if mine and mine[-1].get("verdict"):
+                ended[job_key(new)] = mine[-1]["verdict"]
     return [j for j in jobs if id(j) not in folded], ended
+
+
+def out_of_window(
+    job: dict[str, Any], key: Key, stored: dict[Key, StoredJob], window_start: float | None
+) -> bool:
+    """A finished job the store never knew that ended before this poll's sacct window: only
+    `sacct -D --jobs` returns one (an older job that had the same id before a controller
+    reset). It is history, not news: not reported."""
+    end = job.get("end_epoch")
+    return (
+        window_start is not None
+        and key not in stored
+        and is_terminal(job)
+        and end is not None
+        and end < window_start
+    )
 
 
 def earlier_attempt(
@@ -114,8 +141,10 @@ def merge(
     forget_after_s: float,
     progress: ProgressSettings | None = None,
     progress_regex: str | None = None,
+    window_start: float | None = None,
 ) -> Merged:
-    """`progress` set: running jobs get a progress verdict from their probed sources."""
+    """`progress` set: running jobs get a progress verdict from their probed sources.
+    `window_start`: the sacct window's start (cluster clock), see `out_of_window`."""
     out = Merged()
     observed: dict[Key, dict[str, Any]] = {}
     jobs, ended_attempt = fold_attempts(snap.jobs)
@@ -125,6 +154,8 @@ def merge(
             attempts.setdefault(stored_job.key[:2], []).append(stored_job)
     for job in jobs:
         key = job_key(job)
+        if out_of_window(job, key, stored, window_start):
+            continue
         observed[key] = job
         prev = stored.get(key) or earlier_attempt(job, key, attempts.get(key[:2], ()))
         out.seen += 1
