@@ -60,19 +60,21 @@ def is_quiet(job: dict[str, Any], prev: StoredJob | None, since_cut: float | Non
     return not _changed(prev.record, watched_view(job))
 
 
-def is_attempt_of(old: dict[str, Any], new: dict[str, Any]) -> bool:
-    """`old` is an earlier attempt of `new` (a requeue), not another job that got the same id
-    after a controller reset: same name and user, submitted earlier, and `new` restarted
-    (when its restart count is known: squeue and scontrol give it, sacct 22.05 does not)."""
-    same_job = (old.get("name"), old.get("user")) == (new.get("name"), new.get("user"))
-    return same_job and job_key(old)[2] < job_key(new)[2] and new.get("restarts") != 0
+def continues(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """`new` (submitted later) is the next attempt of the job `old` was, not another job
+    that got the same id after a controller reset: same name and user, and `new` has
+    restarted more often (squeue gives the count; sacct 22.05 does not: unknown passes)."""
+    if (old.get("name"), old.get("user")) != (new.get("name"), new.get("user")):
+        return False
+    after, before = new.get("restarts"), old.get("restarts")
+    return after is None or after > (before or 0)
 
 
 def fold_attempts(jobs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[Key, str]]:
     """One record per job: when the scheduler reports several attempts of a requeued job
     (squeue the new one, `sacct -D` the ones preempted or requeued before it), the latest
     is the job and the verdict of the attempt just before it becomes its
-    `previous_verdict`. A reused id (another job, see `is_attempt_of`) is kept apart."""
+    `previous_verdict`. A reused id (another job, see `continues`) is kept apart."""
     by_id: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for job in jobs:
         key = job_key(job)
@@ -87,7 +89,9 @@ def fold_attempts(jobs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dic
             if id(new) in folded:
                 continue
             earlier = [old for old in group[:i] if id(old) not in folded]
-            mine = [old for old in earlier if is_attempt_of(old, new)]
+            mine = [
+                old for old in earlier if job_key(old)[2] < job_key(new)[2] and continues(old, new)
+            ]
             folded.update(id(old) for old in mine)
             if mine and mine[-1].get("verdict"):
                 ended[job_key(new)] = mine[-1]["verdict"]
@@ -114,19 +118,10 @@ def earlier_attempt(
     job: dict[str, Any], key: Key, candidates: Iterable[StoredJob]
 ) -> StoredJob | None:
     """The stored attempt a requeued job continues, among the active stored jobs with its id
-    and task: same name and user, submitted earlier (a requeue resets the submit time), and
-    fewer restarts when both counts are known. A job id reused after a controller reset
-    fails these."""
-    restarts = job.get("restarts")
+    and task: submitted earlier (a requeue resets the submit time) and `continues`."""
     for prev in candidates:
-        rec = prev.record
-        same_job = (rec.get("name"), rec.get("user")) == (job.get("name"), job.get("user"))
-        if not same_job or prev.key[2] >= key[2]:
-            continue
-        before = rec.get("restarts")
-        if restarts is not None and before is not None and restarts <= before:
-            continue
-        return prev
+        if prev.key[2] < key[2] and continues(prev.record, job):
+            return prev
     return None
 
 
