@@ -68,7 +68,11 @@ SETTINGS: tuple[Setting, ...] = (
     _s("poll.timeout_s", 60.0, "seconds one cluster may take (a [[clusters]] timeout_s wins)"),
     _s("poll.lock_wait_s", 10.0, "seconds to wait for a concurrent poll before a `locked` error"),
     _s("poll.lookback_h", 24.0, "first poll of a cluster: hours of finished jobs sacct looks at"),
-    _s("poll.window_margin_s", 600.0, "sacct window starts this long before the last good poll"),
+    _s(
+        "poll.window_margin_s",
+        600.0,
+        "sacct window starts this long before the last good poll (at most lookback_h)",
+    ),
     _s("poll.forget_after_h", 48.0, "stop asking the scheduler about a vanished job after this"),
     _s("poll.retention_days", 14.0, "finished jobs are kept in the state store this long"),
     # -- progress (poll: is a RUNNING job moving?) ---------------------------------------

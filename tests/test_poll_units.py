@@ -251,3 +251,49 @@ def test_overlapping_sacct_answers_keep_one_record_per_attempt() -> None:
     assert one_per_attempt([a1, a2, a1, a2_late]) == [a1, a2_late]
     argv = [a for _, a in state_commands(SlurmQuery(known_ids=["12"], since=1.0))]
     assert "--duplicates" in argv[1] and "--jobs=12" in argv[1]
+
+
+def test_the_sacct_window_never_reaches_back_past_the_first_polls_lookback(tmp_path) -> None:
+    """A first poll looks back `lookback`; later ones start `window_margin` before the last
+    good poll (slurmdbd lags), but a margin wider than the lookback would make the second
+    poll report jobs the first one deliberately left out, as new."""
+    from labctl.poll.clusters import ClusterConfig
+    from labctl.poll.core import PollSettings, known_for
+    from labctl.poll.store import Store
+
+    store = Store(tmp_path / "state.db")
+    cluster = ClusterConfig(name="c")
+    short = PollSettings(lookback_s=72.0, window_margin_s=600.0)
+    usual = PollSettings()
+    assert known_for(store, cluster, short, now=10_000.0).since == 10_000.0 - 72
+    assert known_for(store, cluster, usual, now=10_000.0).since == 10_000.0 - 24 * 3600
+    store.cluster_ok("c", now=10_030.0, remote_now=10_020.0)  # the cluster's clock
+    assert known_for(store, cluster, short, now=11_000.0).since == 10_020.0 - 72
+    assert known_for(store, cluster, usual, now=11_000.0).since == 10_020.0 - 600
+    since = PollSettings(lookback_s=72.0, since_s=3600.0)  # --since still reaches back
+    assert known_for(store, cluster, since, now=11_000.0).since == 10_020.0 - 3600
+
+
+def test_squeues_leftover_of_a_finished_job_is_not_news() -> None:
+    """sacct's window has moved past a cancelled job that squeue still lists (MinJobAge).
+    squeue's record knows less (`cancelled`, not `user_cancel`): no second report, and a
+    `--since` report gives the store's fuller record."""
+    done = _job("7", "CANCELLED", "cancelled", cause="user_cancel", source="squeue+sacct",
+                end_epoch=1_796_000_100, exit_code=0, signal=15)  # fmt: skip
+    prev = _stored(done, 2e9 - 60)
+    prev.terminal = True
+    thin = dict(done, cause="cancelled", source="squeue")
+    out = _merge([thin], [prev])
+    assert out.records == [] and out.quiet == [prev.key]
+    snap = Snapshot(now=2e9, jobs=[thin])
+    again = merge("c", "slurm", snap, {prev.key: prev}, now=2e9, since_cut=1_796_000_000,
+                  forget_after_s=3600)  # fmt: skip
+    [rec] = again.records
+    assert (rec["cause"], rec["source"], rec["changed_fields"]) == (
+        "user_cancel",
+        "squeue+sacct",
+        [],
+    )
+    # a real change squeue sees (the job table's state differs) is still news
+    failed = dict(thin, state="FAILED", verdict="failed", cause="exit_code")
+    assert [r["verdict"] for r in _merge([failed], [prev]).records] == ["failed"]

@@ -60,7 +60,9 @@ def known_for(store: Store, cluster: ClusterConfig, settings: PollSettings, now:
     row = store.cluster(cluster.name)
     last_ok_remote = row["last_ok_remote"]
     if last_ok_remote is not None:
-        since = last_ok_remote - settings.window_margin_s
+        # the margin covers slurmdbd's lag, but never reaches further back than the first
+        # poll's lookback did: a later poll must not report older jobs as new
+        since = last_ok_remote - min(settings.window_margin_s, settings.lookback_s)
     else:
         since = now - settings.lookback_s
     if settings.since_s is not None:

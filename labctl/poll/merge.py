@@ -57,7 +57,21 @@ def is_quiet(job: dict[str, Any], prev: StoredJob | None, since_cut: float | Non
     end = job.get("end_epoch")
     if since_cut is not None and (end is None or end >= since_cut):
         return False
-    return not _changed(prev.record, watched_view(job))
+    return squeue_leftover(job, prev) or not _changed(prev.record, watched_view(job))
+
+
+def squeue_leftover(job: dict[str, Any], prev: StoredJob | None) -> bool:
+    """squeue still lists a finished job (for MinJobAge) after sacct's window has moved past
+    it. Its record says less than the one the store has from sacct (who cancelled it, the
+    `.batch` exit), so the difference is not news and the store's record stands."""
+    return (
+        prev is not None
+        and prev.terminal
+        and job.get("source") == "squeue"
+        and "sacct" in str(prev.record.get("source"))
+        and prev.record.get("state") == job.get("state")
+        and is_terminal(job)
+    )
 
 
 def continues(old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -156,6 +170,13 @@ def merge(
         out.seen += 1
         if is_quiet(job, prev, since_cut):
             out.quiet.append(key)  # the store keeps its record; only last_seen moves
+            continue
+        if prev is not None and squeue_leftover(job, prev):  # `--since` asks for it again
+            out.quiet.append(key)
+            out.records.append(  # the store's record, not squeue's thinner one
+                dict(prev.record, observed_at=rfc3339(now), new=False, changed_fields=[])
+                | {"changed_since_last_poll": False, "previous_verdict": prev.verdict}
+            )
             continue
         state = prev.progress if prev is not None else None
         seen = (state or {}).get("record")
