@@ -54,10 +54,13 @@ def is_quiet(job: dict[str, Any], prev: StoredJob | None, since_cut: float | Non
     again (unless `--since` reaches back to its end), so its logs need no look either."""
     if prev is None or not is_terminal(job) or prev.verdict == "unknown":
         return False
+    return not since_asks(job, since_cut) and not _changed(prev.record, watched_view(job))
+
+
+def since_asks(job: dict[str, Any], since_cut: float | None) -> bool:
+    """`--since` reaches back to this job's end (or its end is unknown)."""
     end = job.get("end_epoch")
-    if since_cut is not None and (end is None or end >= since_cut):
-        return False
-    return squeue_leftover(job, prev) or not _changed(prev.record, watched_view(job))
+    return since_cut is not None and (end is None or end >= since_cut)
 
 
 def squeue_leftover(job: dict[str, Any], prev: StoredJob | None) -> bool:
@@ -168,15 +171,16 @@ def merge(
         observed[key] = job
         prev = stored.get(key) or earlier_attempt(job, key, attempts.get(key[:2], ()))
         out.seen += 1
+        if prev is not None and squeue_leftover(job, prev):
+            out.quiet.append(key)  # the store's fuller record stands
+            if since_asks(job, since_cut):  # reported again: the store's record
+                out.records.append(
+                    dict(prev.record, observed_at=rfc3339(now), new=False, changed_fields=[])
+                    | {"changed_since_last_poll": False, "previous_verdict": prev.verdict}
+                )
+            continue
         if is_quiet(job, prev, since_cut):
             out.quiet.append(key)  # the store keeps its record; only last_seen moves
-            continue
-        if prev is not None and squeue_leftover(job, prev):  # `--since` asks for it again
-            out.quiet.append(key)
-            out.records.append(  # the store's record, not squeue's thinner one
-                dict(prev.record, observed_at=rfc3339(now), new=False, changed_fields=[])
-                | {"changed_since_last_poll": False, "previous_verdict": prev.verdict}
-            )
             continue
         state = prev.progress if prev is not None else None
         seen = (state or {}).get("record")
