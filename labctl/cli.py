@@ -10,10 +10,11 @@ reader of stdout goes away, and never shows a traceback (LABCTL_DEBUG=1 shows on
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
-from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from typer.core import TyperGroup
@@ -21,6 +22,11 @@ from typer.core import TyperGroup
 from labctl import __version__
 from labctl.errors import ExitCode, LabctlError
 from labctl.registry import BY_NAME, COMMANDS, CommandSpec
+
+if TYPE_CHECKING:
+    from labctl.context import Context
+
+Handler = Callable[..., int]
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 nothing needs a person; 1 something needs a person (a failed or "
@@ -99,7 +105,8 @@ def load_command(spec: CommandSpec) -> Any:
         cmd = typer.main.get_command(module.app)
     else:
         app = typer.Typer(add_completion=False, rich_markup_mode=None)
-        app.command(name=spec.name, help=module.cli.__doc__, epilog=EXIT_CODES_HELP)(module.cli)
+        handler = with_context(spec.name)(module.cli)
+        app.command(name=spec.name, help=module.cli.__doc__, epilog=EXIT_CODES_HELP)(handler)
         cmd = typer.main.get_command(app)
     cmd.name = spec.name
     return _attach_common(cmd)
@@ -152,7 +159,35 @@ def build_app() -> Any:
     return group
 
 
-def context_from(ctx: Any, command: str, *, read_config: bool = True) -> Any:
+def with_context(name: str, *, read_config: bool = True) -> Callable[[Handler], Any]:
+    """Let a command handler take the typed labctl `Context` as its first parameter.
+
+    `def cli(lc: Context, <typer options>) -> int` is what a command module writes; typer
+    sees `ctx: typer.Context` in its place, and the wrapper builds the `Context` once per
+    invocation (`read_config=False`: locate the config file without reading it, for
+    `config init`/`config path`, which must work when the file is broken).
+    """
+
+    def wrap(fn: Handler) -> Any:
+        sig = inspect.signature(fn, eval_str=True)
+        params = list(sig.parameters.values())[1:]
+        ctx_param = inspect.Parameter(
+            "ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context
+        )
+
+        def typer_fn(ctx: typer.Context, **kwargs: Any) -> Any:
+            return fn(context_from(ctx, name, read_config=read_config), **kwargs)
+
+        typer_fn.__name__ = fn.__name__
+        typer_fn.__doc__ = fn.__doc__
+        typer_fn.__signature__ = sig.replace(parameters=[ctx_param, *params])  # type: ignore[attr-defined]
+        typer_fn.__annotations__ = {p.name: p.annotation for p in (ctx_param, *params)}
+        return typer_fn
+
+    return wrap
+
+
+def context_from(ctx: Any, command: str, *, read_config: bool = True) -> Context:
     """The labctl Context for a running command (built once per invocation).
 
     `read_config=False` locates the config file without reading it (config init/path

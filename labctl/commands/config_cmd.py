@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
+from labctl.cli import with_context
+from labctl.context import Context
 from labctl.schemas import COMMON, STR_OR_NULL, record
 
 SCHEMAS = {
@@ -79,7 +81,7 @@ def render_default_toml() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _settings(lc: Any) -> Iterator[dict[str, Any]]:
+def _settings(lc: Context) -> Iterator[dict[str, Any]]:
     from labctl.redact import mask
     from labctl.settings import SETTINGS
 
@@ -113,20 +115,16 @@ def _settings(lc: Any) -> Iterator[dict[str, Any]]:
 
 
 @app.command("show")
-def show(ctx: typer.Context) -> int:
+@with_context("config show")
+def show(lc: Context) -> int:
     """Print every effective setting, where it came from, and what it shadowed."""
-    from labctl.cli import context_from
-
-    lc = context_from(ctx, "config show")
     return lc.emit(_settings(lc))
 
 
 @app.command("path")
-def path(ctx: typer.Context) -> int:
+@with_context("config path", read_config=False)
+def path(lc: Context) -> int:
     """Print where the config file is (and whether it exists)."""
-    from labctl.cli import context_from
-
-    lc = context_from(ctx, "config path", read_config=False)
     cfg = lc.config
     return lc.emit(
         [
@@ -141,16 +139,15 @@ def path(ctx: typer.Context) -> int:
 
 
 @app.command("init")
+@with_context("config init", read_config=False)
 def init(
-    ctx: typer.Context,
+    lc: Context,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> int:
     """Write a complete default config file (mode 0600); refuses to overwrite without --force."""
-    from labctl.cli import context_from
     from labctl.errors import UsageError
     from labctl.fsops import atomic_write_text
 
-    lc = context_from(ctx, "config init", read_config=False)
     target = lc.config.path
     if target.exists() and not force:
         raise UsageError(

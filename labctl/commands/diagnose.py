@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from labctl.commands.diagnose_schema import SCHEMAS
+from labctl.context import Context
 from labctl.errors import UsageError
 
 __all__ = ["SCHEMAS", "cli"]
@@ -62,7 +63,7 @@ def expand_paths(paths: Iterable[str]) -> Iterator[Path]:
                 yield path
 
 
-def _options(lc: Any, window: int, full: bool) -> dict[str, Any]:
+def _options(lc: Context, window: int, full: bool) -> dict[str, Any]:
     from labctl.diagnose import load_catalog
 
     files = lc.config.section("catalog").get("files", [])
@@ -72,7 +73,7 @@ def _options(lc: Any, window: int, full: bool) -> dict[str, Any]:
     return {"catalog": catalog, "redactor": lc.redactor, "window": window, "full": full}
 
 
-def diagnose_files(lc: Any, paths: list[str], opts: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def diagnose_files(lc: Context, paths: list[str], opts: dict[str, Any]) -> Iterator[dict[str, Any]]:
     from labctl.diagnose import LogUnreadable, diagnose_chunks, diagnose_path
 
     for path in expand_paths(paths):
@@ -98,7 +99,7 @@ def diagnose_files(lc: Any, paths: list[str], opts: dict[str, Any]) -> Iterator[
 
 
 def run(
-    lc: Any,
+    lc: Context,
     paths: list[str],
     *,
     input: Path | None,
@@ -135,7 +136,7 @@ def run(
 
 
 def cli(
-    ctx: typer.Context,
+    lc: Context,
     paths: Annotated[
         list[str] | None,
         typer.Argument(help="Log files, directories, globs or - (default: job records on stdin)."),
@@ -161,9 +162,6 @@ def cli(
     ] = None,
 ) -> int:
     """Name the root cause of failed jobs from their logs (bounded reads, stable fingerprints)."""
-    from labctl.cli import context_from
-
-    lc = context_from(ctx, "diagnose")
     if window < 4096:
         raise UsageError("--window must be at least 4096 bytes")
     if catalog or explain:

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
+from labctl.context import Context
 from labctl.errors import UsageError
 from labctl.schemas import COMMON, record
 
@@ -116,7 +117,9 @@ def write_entry(log_dir: Path, topic: str, when: float, text: str) -> Path:
     raise UsageError(f"too many {topic} entries for {date} in {log_dir}")
 
 
-def run(lc: Any, topic: str, message: str | None, input: Path | None) -> Iterator[dict[str, Any]]:
+def run(
+    lc: Context, topic: str, message: str | None, input: Path | None
+) -> Iterator[dict[str, Any]]:
     from labctl.stream import read_records
 
     if not _TOPIC.match(topic):
@@ -142,7 +145,7 @@ def run(lc: Any, topic: str, message: str | None, input: Path | None) -> Iterato
 
 
 def cli(
-    ctx: typer.Context,
+    lc: Context,
     topic: Annotated[str, typer.Option("--topic", "-t", help="What the entry is about.")],
     message: Annotated[
         str | None,
@@ -153,7 +156,4 @@ def cli(
     ] = None,
 ) -> int:
     """Write one dated Markdown log entry (YYYY-MM-DD_<topic>.md) from records or a message."""
-    from labctl.cli import context_from
-
-    lc = context_from(ctx, "log")
     return lc.emit(run(lc, topic, message, input))

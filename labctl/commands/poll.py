@@ -21,6 +21,7 @@ from typing import Annotated, Any
 
 import typer
 
+from labctl.context import Context
 from labctl.poll.schema import SCHEMAS
 
 __all__ = ["EXAMPLES", "SCHEMAS", "cli"]
@@ -82,7 +83,7 @@ def progress_settings(cfg: Any, state_dir: Any = None) -> Any:
 
 
 def run(
-    lc: Any, clusters: list[str], since: str | None, changed_only: bool
+    lc: Context, clusters: list[str], since: str | None, changed_only: bool
 ) -> Iterator[dict[str, Any]]:
     from labctl.poll.clusters import clusters_from_config
     from labctl.poll.core import PollSettings
@@ -108,7 +109,7 @@ def run(
 
 
 def cli(
-    ctx: typer.Context,
+    lc: Context,
     cluster: Annotated[
         list[str] | None,
         typer.Option("--cluster", "-c", help="Poll only this cluster (repeatable)."),
@@ -150,7 +151,5 @@ def cli(
     Exit 1 when a job needs a person (failed, timeout, out_of_memory, node_fail, unknown,
     running-stalled), 3 when a cluster could not be read (its `error` record says why).
     """
-    from labctl.cli import context_from
 
-    lc = context_from(ctx, "poll")
     return int(lc.emit(run(lc, cluster or [], since, changed_only)))

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from labctl.context import Context
 from labctl.errors import UsageError
 from labctl.schemas import COMMON, record
 
@@ -59,13 +60,10 @@ def run(names: list[str]) -> Iterator[dict[str, Any]]:
 
 
 def cli(
-    ctx: typer.Context,
+    lc: Context,
     commands: Annotated[
         list[str] | None, typer.Argument(help="Commands to describe (default: all).")
     ] = None,
 ) -> int:
     """Print the JSON Schema of a command's options and of every record kind it emits."""
-    from labctl.cli import context_from
-
-    lc = context_from(ctx, "schema")
     return lc.emit(run(commands or []))

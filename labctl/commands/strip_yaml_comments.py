@@ -22,6 +22,7 @@ from typing import Annotated, Any
 
 import typer
 
+from labctl.context import Context
 from labctl.errors import ExitCode
 from labctl.schemas import BYTES, COMMON, INT_OR_NULL, STR_OR_NULL, record
 
@@ -88,7 +89,7 @@ def _check_severity(rec: dict[str, Any]) -> ExitCode:
 
 
 def run(
-    lc: Any, paths: list[str], *, apply: bool, move_to: Path | None
+    lc: Context, paths: list[str], *, apply: bool, move_to: Path | None
 ) -> Iterator[dict[str, Any]]:
     """One record per file; with `apply`, notes first, then atomic replacements."""
     from labctl.records import now_rfc3339
@@ -133,7 +134,7 @@ def run(
         yield rec
 
 
-def run_stdin(lc: Any) -> int:
+def run_stdin(lc: Context) -> int:
     """`-`: stripped YAML to stdout; the record to stderr. Never prints a secret."""
     from dataclasses import replace
 
@@ -163,7 +164,7 @@ def run_stdin(lc: Any) -> int:
 
 
 def cli(
-    ctx: typer.Context,
+    lc: Context,
     paths: Annotated[
         list[str],
         typer.Argument(help="YAML files, directories (searched for *.yaml, *.yml), or -."),
@@ -184,10 +185,8 @@ def cli(
     ] = None,
 ) -> int:
     """Remove comments, and only comments, from YAML files (byte-exact, verified, atomic)."""
-    from labctl.cli import context_from
     from labctl.errors import UsageError
 
-    lc = context_from(ctx, "strip-yaml-comments")
     if "-" in paths:
         if len(paths) > 1 or apply or move_to is not None:
             raise UsageError("`-` (stdin to stdout) takes no other paths, --apply or --move-to")

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from labctl.context import Context
 from labctl.schemas import COMMON
 from labctl.stream import read_records
 
@@ -29,16 +30,13 @@ EXAMPLES = [
 
 
 def cli(
-    ctx: typer.Context,
+    lc: Context,
     input: Annotated[
         Path | None,
         typer.Option("--input", "-i", help="Read records from FILE instead of stdin."),
     ] = None,
 ) -> int:
     """Render records from stdin as box-drawing tables (┌─┬─┐), one per record kind."""
-    from labctl.cli import context_from
-
-    lc = context_from(ctx, "table")
     if lc.config.resolved["output.format"].source == "default":
         # `labctl table` means a table, even when piped (for a chat message or a file)
         from dataclasses import replace
