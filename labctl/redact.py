@@ -17,9 +17,11 @@ never the value.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_SECRET_ENV = (
@@ -41,37 +43,97 @@ _SECRET_NAME = re.compile(r"(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|P
 MIN_NAMED_LEN = 4  # a variable the user or the default list calls secret
 MIN_GUESSED_LEN = 8  # a variable we only guess is secret from its name
 
-# (label, pattern, group to replace: 0 = whole match)
-_SHAPES: list[tuple[str, str, int]] = [
+# (label, pattern, group to replace: 0 = whole match, triggers). A pattern can only match a
+# string holding one of its triggers (case-folded when `(?i)` starts the pattern), so a
+# string without any trigger skips that pattern's pass; the passes still run one after
+# another, in this order, exactly as they always did.
+_SHAPES: list[tuple[str, str, int, tuple[str, ...]]] = [
     (
         "private_key",
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*\Z)",
         0,
+        ("-----BEGIN ",),
     ),
-    ("github_token", r"\bgh[pousr]_[A-Za-z0-9]{20,255}", 0),
-    ("github_token", r"\bgithub_pat_[A-Za-z0-9_]{20,255}", 0),
-    ("hf_token", r"\bhf_[A-Za-z0-9]{20,}", 0),
-    ("wandb_key", r"(?i)wandb[^\n]{0,60}?(?<![0-9a-f])((?:local-)?[0-9a-f]{40})(?![0-9a-f])", 1),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", 0),
-    ("supabase_key", r"\bsb_secret_[A-Za-z0-9_-]{10,}", 0),
-    ("api_key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}", 0),
-    ("aws_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", 0),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", 0),
-    ("bearer", r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{6,})", 1),
-    ("basic_auth", r"(?i)\bbasic\s+([A-Za-z0-9+/=]{8,})", 1),
-    ("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@", 1),
+    ("github_token", r"\bgh[pousr]_[A-Za-z0-9]{20,255}", 0, ("gh",)),
+    ("github_token", r"\bgithub_pat_[A-Za-z0-9_]{20,255}", 0, ("github_pat_",)),
+    ("hf_token", r"\bhf_[A-Za-z0-9]{20,}", 0, ("hf_",)),
+    (
+        "wandb_key",
+        r"(?i)wandb[^\n]{0,60}?(?<![0-9a-f])((?:local-)?[0-9a-f]{40})(?![0-9a-f])",
+        1,
+        ("wandb",),
+    ),
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", 0, ("eyJ",)),
+    ("supabase_key", r"\bsb_secret_[A-Za-z0-9_-]{10,}", 0, ("sb_secret_",)),
+    ("api_key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}", 0, ("sk-",)),
+    ("aws_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", 0, ("AKIA", "ASIA")),
+    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", 0, ("xox",)),
+    ("bearer", r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{6,})", 1, ("bearer",)),
+    ("basic_auth", r"(?i)\bbasic\s+([A-Za-z0-9+/=]{8,})", 1, ("basic",)),
+    ("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@", 1, ("://",)),
     (
         "password",
         r"(?i)\b(?:password|passwd|pwd|secret|client_secret)\b[\"']?\s*[=:]\s*[\"']?([^\s\"',;&}]{3,})",
         1,
+        ("passw", "pwd", "secret"),
     ),
     (
         "env_secret",
         r"\b[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY)\s*[=:]\s*[\"']?([^\s\"',;&}]{4,})",
         1,
+        ("TOKEN", "SECRET", "PASSWORD", "API_KEY", "ACCESS_KEY"),
     ),
 ]
-_COMPILED = [(label, re.compile(pat, re.DOTALL), group) for label, pat, group in _SHAPES]
+
+
+@dataclass(frozen=True)
+class _Shape:
+    label: str
+    rx: re.Pattern[str]
+    group: int
+    triggers: tuple[str, ...]
+    # `(?i)` shapes look for their triggers with the regex engine's own case rules (str
+    # case folding differs for a few characters, e.g. U+0130 matches `i` under re.I)
+    folded: re.Pattern[str] | None
+
+    def may_match(self, s: str) -> bool:
+        if self.folded is not None:
+            return self.folded.search(s) is not None
+        return any(t in s for t in self.triggers)
+
+    def sub(self, s: str) -> str:
+        if self.group == 0:
+            return self.rx.sub(mask(self.label), s)
+        return self.rx.sub(functools.partial(_replace_group, group=self.group, label=self.label), s)
+
+
+def _shape(label: str, pat: str, group: int, triggers: tuple[str, ...]) -> _Shape:
+    folded = None
+    if pat.startswith("(?i)"):
+        folded = re.compile("|".join(map(re.escape, triggers)), re.IGNORECASE)
+    return _Shape(label, re.compile(pat, re.DOTALL), group, triggers, folded)
+
+
+_COMPILED = tuple(_shape(*spec) for spec in _SHAPES)
+# One search says whether any shape could match at all: most strings in a record (numbers
+# as text, verdict words, paths, names) hold no trigger and cost one C-level scan. An ASCII
+# string is lower-cased (exact for ASCII) and searched case-sensitively, which is several
+# times faster than a case-insensitive search; any other string takes the regex engine's
+# own case-insensitive rules.
+_TRIGGERS = sorted({t for shape in _COMPILED for t in shape.triggers})
+_ANY_TRIGGER = re.compile("|".join(map(re.escape, _TRIGGERS)), re.IGNORECASE)
+_ANY_TRIGGER_LOWER = re.compile("|".join(sorted({re.escape(t.lower()) for t in _TRIGGERS})))
+
+
+def _may_hold_shape(s: str) -> bool:
+    if s.isascii():
+        return _ANY_TRIGGER_LOWER.search(s.lower()) is not None
+    return _ANY_TRIGGER.search(s) is not None
+
+
+_SHORTEST_SHAPE = 7  # `pwd=abc`: no shape matches a shorter string
+_CACHE_MAX = 65536  # distinct strings remembered per redactor (values repeat across records)
+_CACHE_LEN = 512  # only strings up to this long are remembered
 
 
 def mask(label: str) -> str:
@@ -79,7 +141,11 @@ def mask(label: str) -> str:
 
 
 class Redactor:
-    """Removes known secret values and token shapes from text and from records."""
+    """Removes known secret values and token shapes from text and from records.
+
+    `text` and `value` return their argument itself (the same object) when nothing in it
+    is a secret, so a caller can tell "untouched" by identity.
+    """
 
     def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
         # longest first, so a secret containing another is removed whole
@@ -88,6 +154,8 @@ class Redactor:
         )
         self._labels = {value: label for value, label in items}
         self._literal = re.compile("|".join(re.escape(v) for v, _ in items)) if items else None
+        self._min_len = min([_SHORTEST_SHAPE, *(len(v) for v, _ in items)])
+        self._seen: dict[str, str] = {}
 
     @classmethod
     def from_environ(
@@ -109,26 +177,67 @@ class Redactor:
         return cls(secrets)
 
     def text(self, s: str) -> str:
-        if self._literal is not None:
-            s = self._literal.sub(lambda m: mask(self._labels[m.group(0)]), s)
-        for label, rx, group in _COMPILED:
-            if group == 0:
-                s = rx.sub(mask(label), s)
-            else:
-                s = rx.sub(functools.partial(_replace_group, group=group, label=label), s)
-        return s
+        if len(s) < self._min_len:
+            return s
+        if len(s) > _CACHE_LEN:
+            return self._redact(s)
+        done = self._seen.get(s)
+        if done is None:
+            if len(self._seen) >= _CACHE_MAX:
+                self._seen.clear()
+            done = self._seen[s] = self._redact(s)
+        return done
+
+    def _redact(self, s: str) -> str:
+        out = s
+        if self._literal is not None and self._literal.search(out) is not None:
+            out = self._literal.sub(lambda m: mask(self._labels[m.group(0)]), out)
+        if not _may_hold_shape(out):
+            return s if out == s else out
+        for shape in _COMPILED:
+            if shape.may_match(out):
+                out = shape.sub(out)
+        return s if out == s else out
 
     def value(self, obj: Any) -> Any:
-        """Redact every string inside a JSON-like value (dict keys included)."""
+        """Redact every string inside a JSON-like value (dict keys included).
+
+        Returns `obj` itself when nothing in it changed (tuples become lists, as always).
+        """
         if isinstance(obj, str):
             return self.text(obj)
         if isinstance(obj, dict):
-            return {
-                self.text(k) if isinstance(k, str) else k: self.value(v) for k, v in obj.items()
-            }
+            return self._dict(obj)
         if isinstance(obj, list | tuple):
-            return [self.value(v) for v in obj]
+            return self._list(obj)
         return obj
+
+    def _item(self, v: Any) -> Any:
+        kind = type(v)
+        if kind is str:
+            done = self._seen.get(v)
+            return self.text(v) if done is None else done
+        if v is None or kind is int or kind is float or kind is bool:
+            return v
+        return self.value(v)
+
+    def _dict(self, obj: dict[Any, Any]) -> dict[Any, Any]:
+        out: dict[Any, Any] | None = None
+        item = self._item
+        for i, (k, v) in enumerate(obj.items()):
+            nk = item(k)
+            nv = item(v)
+            if out is None and (nk is not k or nv is not v):
+                out = dict(itertools.islice(obj.items(), i))
+            if out is not None:
+                out[nk] = nv
+        return obj if out is None else out
+
+    def _list(self, obj: list[Any] | tuple[Any, ...]) -> list[Any]:
+        items = [self._item(v) for v in obj]
+        if isinstance(obj, list) and all(a is b for a, b in zip(items, obj, strict=True)):
+            return obj
+        return items
 
 
 def _replace_group(m: re.Match[str], group: int, label: str) -> str:

@@ -1,0 +1,115 @@
+"""The fast redactor (one trigger scan, skipped passes, a cache) behaves exactly as the
+reference one-pass-per-shape redactor it replaced (tests/helpers/redact_reference.py)."""
+
+from __future__ import annotations
+
+import random
+import string
+
+from helpers import redact_reference as ref
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from labctl import redact as fast
+
+# Pieces that trip every shape's triggers, near misses, masks, and characters whose case
+# rules differ between str.casefold and the regex engine (U+0130, U+017F, U+212A).
+FRAGMENTS = [
+    "ghp_" + "A1b2" * 9,
+    "gho_short",
+    "github_pat_" + "x_" * 15,
+    "hf_" + "Z9" * 12,
+    "hf_short",
+    "wandb: Appending key for api.wandb.ai: " + "0123456789abcdef" * 2 + "01234567",
+    "WANDB_API_KEY=" + "f" * 40,
+    "wAnDb " + "a" * 40,
+    "eyJhbGciOi.eyJzdWIiOiIx.c2lnbmF0dXJl",
+    "sb_secret_abcdefghijkl",
+    "sk-proj-" + "q" * 24,
+    "sk-abc",
+    "AKIAABCDEFGHIJKLMNOP",
+    "ASIA0123456789ABCDEF",
+    "xoxb-1234567890-abc",
+    "Authorization: Bearer abc.def-ghi",
+    "BEARER   tok",
+    "basic dXNlcjpwYXNz",
+    "BASİC dXNlcjpwYXNzd29yZA==",
+    "baſic dXNlcjpwYXNzd29yZA==",
+    "postgres://lab:hunter2@db.internal/runs",
+    "https://user@host/x",
+    "password=hunter22",
+    "PASSWORD: 'x y'",
+    "pwd=abc",
+    "client_secret: s3cr3tvalue",
+    "secret",
+    "MY_SERVICE_TOKEN=abcd1234",
+    "GITHUB_TOKEN:",
+    "API_KEY = 'zzzzzz'",
+    "[REDACTED:github_token]",
+    "[REDACTED:GITHUB_TOKEN]=abcdef",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIabc\n-----END RSA PRIVATE KEY-----",
+    "-----BEGIN OPENSSH PRIVATE KEY-----\ntruncated",
+    "step 1200 loss 0.42 grad_norm 1.3",
+    "/scratch/run-3/checkpoint-1200",
+    "running-progressing",
+    "İ",
+    "K",
+    "ſ",
+    "\n",
+    " ",
+    "=",
+    ":",
+    "'",
+    '"',
+    "@",
+    "s3cr3t-Value-9f8e7d6c",
+    "tok3n-XYZ",
+]
+ENV = {"GITHUB_TOKEN": "s3cr3t-Value-9f8e7d6c", "MY_TOKEN": "tok3n-XYZ", "X_SECRET": "abc12345"}
+
+
+def _pair(env: dict[str, str]) -> tuple[ref.Redactor, fast.Redactor]:
+    return ref.Redactor.from_environ(env), fast.Redactor.from_environ(env)
+
+
+def test_a_large_generated_set_redacts_identically() -> None:
+    rng = random.Random(21)
+    alphabet = string.ascii_letters + string.digits + " _-:=./@'\"\n"
+    for env in ({}, ENV):
+        old, new = _pair(env)
+        for _ in range(20000):
+            parts = rng.choices(FRAGMENTS, k=rng.randint(1, 5))
+            parts += ["".join(rng.choices(alphabet, k=rng.randint(0, 12)))]
+            rng.shuffle(parts)
+            text = "".join(p + rng.choice(["", " ", "\n", "=", ":"]) for p in parts)
+            assert new.text(text) == old.text(text), text
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=20)), max_size=6).map("".join),
+    st.booleans(),
+)
+def test_any_text_redacts_identically(text: str, with_env: bool) -> None:
+    old, new = _pair(ENV if with_env else {})
+    assert new.text(text) == old.text(text)
+    assert new.text(text) == old.text(text)  # and again, from the cache
+
+
+def test_records_redact_identically_and_untouched_values_are_the_same_object() -> None:
+    old, new = _pair(ENV)
+    clean = {"kind": "job", "n": 3, "ok": True, "x": None, "tags": ["a", "b"], "p": {"s": 1.5}}
+    assert new.value(clean) is clean
+    dirty = {"kind": "job", "note": "push with ghp_" + "A" * 36, "list": [1, "tok3n-XYZ"]}
+    before = repr(dirty)
+    out = new.value(dirty)
+    assert out == old.value(dirty)
+    assert out is not dirty and repr(dirty) == before  # the input is never changed
+    assert new.value({"tok3n-XYZ": 1}) == old.value({"tok3n-XYZ": 1})
+    assert new.value((1, "a")) == [1, "a"]  # tuples become lists, as before
+
+
+def test_short_configured_secrets_are_still_found() -> None:
+    new = fast.Redactor({"PIN": "a1"})
+    assert new.text("pin a1 here") == ref.Redactor({"PIN": "a1"}).text("pin a1 here")
+    assert "a1" not in new.text("pin a1 here").replace("[REDACTED:PIN]", "")
