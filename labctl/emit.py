@@ -76,12 +76,15 @@ class Emitter:
         self.closed = False
 
     def emit(self, rec: dict[str, Any]) -> dict[str, Any]:
-        rec = self.ctx.redactor.value(rec)
+        clean = self.ctx.redactor.value(rec)
+        # a record passed through untouched goes out as the bytes it came in as
+        raw = getattr(rec, "raw", None) if clean is rec else None
+        rec = clean
         self.counts[str(rec.get("kind"))] += 1
         if self.fmt == "table":
             self.buffer.append(rec)
             return rec
-        line = dumps(rec)
+        line = raw if raw is not None else dumps(rec)
         if self.fmt == "json":
             line = ("[" if not self.started else ",\n") + line
         else:

@@ -21,13 +21,68 @@ if TYPE_CHECKING:
 Record = dict[str, Any]
 
 
+class RawRecord(dict[str, Any]):
+    """A record read from JSON Lines that remembers the line it came in as (`raw`).
+
+    The emitter writes a passed-through record as those exact bytes (after the redaction
+    check) instead of serialising it again. A stage that changes a record builds a new
+    dict (`dict(rec) | {...}`, as every stage does); changing one in place drops `raw`.
+    """
+
+    __slots__ = ("raw",)
+
+    def __init__(self, value: dict[str, Any], raw: str | None) -> None:
+        super().__init__(value)
+        self.raw = raw
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.raw = None
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.raw = None
+        super().__delitem__(key)
+
+    def __ior__(self, other: Any) -> RawRecord:  # type: ignore[override,misc]
+        self.raw = None
+        return super().__ior__(other)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.raw = None
+        super().update(*args, **kwargs)
+
+    def pop(self, *args: Any) -> Any:
+        self.raw = None
+        return super().pop(*args)
+
+    def popitem(self) -> tuple[str, Any]:
+        self.raw = None
+        return super().popitem()
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self.raw = None
+        return super().setdefault(key, default)
+
+    def clear(self) -> None:
+        self.raw = None
+        super().clear()
+
+
+class _NotFinite(ValueError):
+    """NaN/Infinity in an input line: valid for Python's json, not JSON (no raw bytes)."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NotFinite(name)
+
+
 def parse_lines(lines: Iterable[bytes], source: str) -> Iterator[Record]:
     """JSON Lines -> records; bad lines -> `error` records; blank lines are skipped."""
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
+    for number, data in enumerate(lines, start=1):
+        if not data.strip():
             continue
         try:
-            text = raw.decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             yield error_record(
                 "malformed_input",
@@ -36,8 +91,12 @@ def parse_lines(lines: Iterable[bytes], source: str) -> Iterator[Record]:
                 line=number,
             )
             continue
+        raw: str | None = text.rstrip("\r\n")
         try:
-            value = json.loads(text)
+            try:
+                value = json.loads(text, parse_constant=_reject_constant)
+            except _NotFinite:  # kept as data, written back as "NaN" strings by the emitter
+                value, raw = json.loads(text), None
         except json.JSONDecodeError as exc:
             yield error_record(
                 "malformed_input",
@@ -55,7 +114,7 @@ def parse_lines(lines: Iterable[bytes], source: str) -> Iterator[Record]:
                 line=number,
             )
             continue
-        yield value
+        yield RawRecord(value, raw)
 
 
 def read_records(ctx: Context, input_path: Path | None = None) -> Iterator[Record]:
