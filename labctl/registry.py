@@ -54,6 +54,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
         reads_records=True,
     ),
     CommandSpec(
+        "gate",
+        "labctl.commands.gate",
+        "Pass/fail per model from evaluation results (bounded memory), or a lifecycle streak.",
+        reads_records=True,
+    ),
+    CommandSpec(
         "schema",
         "labctl.commands.schema",
         "Print the JSON Schema of a command's options and records.",

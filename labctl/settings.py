@@ -86,6 +86,21 @@ SETTINGS: tuple[Setting, ...] = (
     _s("progress.max_read_bytes", 4194304, "most new log bytes read per job per poll"),
     _s("progress.first_tail_bytes", 262144, "bytes of log tail read the first time"),
     _s("progress.wandb_files", True, "look for W&B run files under each job's WorkDir"),
+    # -- gate --------------------------------------------------------------------------
+    _s(
+        "gate.user",
+        "",
+        "owner of the rows a gate reads and --register writes (empty: $USER)",
+        env=("LABCTL_GATE_USER",),
+    ),
+    _s(
+        "gate.source",
+        "postgres",
+        "where a gate's rows come from unless the gate says: supabase, postgres or - (stdin)",
+        choices=("supabase", "postgres", "-"),
+    ),
+    _s("gate.page_size", 1000, "rows per Supabase page (at most 1000, Supabase's max rows)"),
+    _s("gate.timeout_s", 60.0, "seconds to connect, and for each query or page"),
     # -- secrets -----------------------------------------------------------------------
     _s(
         "secrets.env",
@@ -116,6 +131,7 @@ BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
 # Sections holding arrays of tables (validated by the command that uses them).
 LIST_SECTIONS: dict[str, str] = {
     "clusters": "clusters to poll: name, host (`local` or an SSH alias), scheduler, …",
+    "gates": "gates: name, table, [[gates.require]] benchmark/metric/threshold; or a streak",
 }
 
 DEFAULT_CLUSTERS: list[dict[str, Any]] = [

@@ -44,11 +44,19 @@ def _diagnosis(rec: dict[str, Any]) -> ExitCode:
     return ExitCode.OK if category in (None, "healthy", "cancelled") else ExitCode.ATTENTION
 
 
+def _passed(rec: dict[str, Any]) -> ExitCode:
+    """gate, verdict, streak: a failed gate needs a person."""
+    return ExitCode.OK if rec.get("passed") is True else ExitCode.ATTENTION
+
+
 RULES: dict[str, Callable[[dict[str, Any]], ExitCode]] = {
     "error": _error,
     "job": _job,
     "file": _file,
     "diagnosis": _diagnosis,
+    "verdict": _passed,
+    "gate": _passed,
+    "streak": _passed,
 }
 
 
