@@ -43,6 +43,19 @@ CASES: dict[str, list[Case]] = {
         ),
         Case(["--catalog"]),
     ],
+    "gate": [
+        Case(
+            ["--config", str(FIXTURES.parent / "gate" / "config.toml"), "release", "--source", "-"],
+            '{"id":1,"owner":"alice","model":"m","benchmark":"humaneval","status":"finished",'
+            '"stats":{"metrics":{"pass@1":0.7}}}\n{"kind":"x"}\nbad\n',
+        ),
+        Case(
+            ["--streak", "1", "--summary"],
+            '{"kind":"job","name":"a-cycle1","job_id":"1","verdict":"failed","exit_code":1}\n'
+            '{"kind":"job","name":"a-cycle2","job_id":"2","verdict":"completed"}\n',
+        ),
+        Case(["no-such-gate"]),
+    ],
     "log": [
         Case(["-t", "sweep"], '{"kind":"job","verdict":"failed"}\nbad\n'),
         Case(["-t", "note", "-m", "hello"]),

@@ -68,6 +68,8 @@ class Path:
 
 def _key(text: str, i: int, where: str) -> tuple[str, int]:
     """One key starting at text[i]: 'quoted', "quoted" or bare (up to the next ->)."""
+    while i < len(text) and text[i].isspace():
+        i += 1
     if i < len(text) and text[i] in "'\"":
         quote = text[i]
         out = []

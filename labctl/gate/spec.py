@@ -140,9 +140,11 @@ class _Reader:
     def check_keys(self, allowed: frozenset[str]) -> None:
         for key in self.table:
             if key not in allowed:
-                hint = difflib.get_close_matches(key, sorted(allowed), n=1)
+                hint = difflib.get_close_matches(key, sorted(allowed | REQUIRE_KEYS), n=1)
+                where = " in a [[gates.require]] table" if hint and hint[0] not in allowed else ""
                 raise self.fail(
-                    f"unknown key {key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                    f"unknown key {key!r}"
+                    + (f" (did you mean {hint[0]!r}{where}?)" if hint else "")
                 )
 
     def text(self, key: str, default: str | None = None) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labctl.gate.spec import StreakGate
-from labctl.records import parse_rfc3339
+from labctl.records import parse_rfc3339, rfc3339
 
 Record = dict[str, Any]
 TERMINAL = frozenset(
@@ -100,11 +100,14 @@ class Streak:
         self.cycles.setdefault(cycle, Cycle(cycle)).jobs[ident] = rec
         return True
 
+    def found(self, job: Record) -> list[dict[str, Any]]:
+        """The job's diagnoses: its own `diagnosis` field, then a `diagnosis` record for it."""
+        mine = job.get("diagnosis")
+        other = self.diagnoses.get((str(job.get("cluster")), str(job.get("job_id"))))
+        return [d for d in (mine, other) if isinstance(d, dict)]
+
     def diagnosis(self, job: Record) -> dict[str, Any]:
-        found = job.get("diagnosis")
-        if not isinstance(found, dict):
-            found = self.diagnoses.get((str(job.get("cluster")), str(job.get("job_id")))) or {}
-        return found
+        return next(iter(self.found(job)), {})
 
     def judge(self, job: Record) -> str:
         """clean, research_rejection, failure or running."""
@@ -115,7 +118,7 @@ class Streak:
             return "running"
         if job.get("exit_code") in self.gate.research_exit_codes:
             return "research_rejection"
-        if self.diagnosis(job).get("category") in self.gate.research_categories:
+        if any(d.get("category") in self.gate.research_categories for d in self.found(job)):
             return "research_rejection"
         return "failure"
 
@@ -150,7 +153,7 @@ class Streak:
             "clean_jobs": counts["clean"],
             "research_rejections": counts["research_rejection"],
             "running_jobs": counts["running"],
-            "first_submit": None if math.isinf(first) else _rfc(first),
+            "first_submit": None if math.isinf(first) else rfc3339(first),
             "failures": [self.failure(cycle.name, j) for v, j in judged if v == "failure"],
         }
 
@@ -184,12 +187,6 @@ class Streak:
             (str(j.get("cluster")), str(j.get("job_id"))) for c in ordered for j in c.jobs.values()
         }
         yield from (d for k, d in self.diagnoses.items() if k not in matched)
-
-
-def _rfc(epoch: float) -> str | None:
-    from labctl.records import rfc3339
-
-    return rfc3339(epoch)
 
 
 def _message(streak: int, required: int, last_failure: str | None, cycles: int) -> str:

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import psycopg
+import psycopg  # noqa: TID253 - a test helper, not a start-up path
 
 PG_DIR = Path(os.environ.get("LABCTL_PG_DIR", "/tmp/labctl-pg"))
 SEED_VERSION = "gate-1"
@@ -57,11 +57,13 @@ CREATE TABLE seed_meta (version text, rows integer);
 # ~20 KB of JSON per row. `incompressible` (md5 hex, as real sample dumps are): what the
 # benchmark wants; the default compresses in TOAST and seeds ~8x faster, for tests.
 _BLOB = {
-    False: "(SELECT jsonb_agg(repeat(md5(k::text || ':' || g::text), 31)) FROM generate_series(1, 20) g)",
+    False: "(SELECT jsonb_agg(repeat(md5(k::text || ':' || g::text), 31))"
+    " FROM generate_series(1, 20) g)",
     True: "(SELECT jsonb_agg(md5(k::text || ':' || g::text)) FROM generate_series(1, 540) g)",
 }
 FILLER = """
-INSERT INTO sandbox_jobs (owner, model, benchmark, status, partial, score, created_at, finished_at, stats)
+INSERT INTO sandbox_jobs
+  (owner, model, benchmark, status, partial, score, created_at, finished_at, stats)
 SELECT CASE WHEN i %% 10 = 0 THEN 'bob' ELSE 'alice' END,
        'f-' || lpad((i %% 30)::text, 3, '0'),
        (ARRAY['humaneval','gsm8k','toxicity'])[1 + (i / 30) %% 3],
@@ -121,13 +123,41 @@ BOB_ROWS = [("m-pass", "humaneval", 0.0), ("m-bob", "humaneval", 0.99), ("m-bob"
 # what the `release` gate of tests/fixtures/gate/config.toml says about each model
 EXPECTED = {
     "m-pass": {"humaneval": ("above", True), "gsm8k": ("above", True), "toxicity": ("below", True)},
-    "m-below": {"humaneval": ("below", False), "gsm8k": ("above", True), "toxicity": ("below", True)},
-    "m-null": {"humaneval": ("above", True), "gsm8k": ("null_score", False), "toxicity": ("below", True)},
-    "m-text": {"humaneval": ("above", True), "gsm8k": ("non_numeric", False), "toxicity": ("below", True)},
-    "m-partial": {"humaneval": ("partial_run", False), "gsm8k": ("above", True), "toxicity": ("below", True)},
-    "m-missing": {"humaneval": ("missing", False), "gsm8k": ("above", True), "toxicity": ("missing", False)},
-    "m-tie": {"humaneval": ("at_threshold", True), "gsm8k": ("at_threshold", True), "toxicity": ("at_threshold", True)},
-    "m-lower": {"humaneval": ("above", True), "gsm8k": ("above", True), "toxicity": ("above", False)},
+    "m-below": {
+        "humaneval": ("below", False),
+        "gsm8k": ("above", True),
+        "toxicity": ("below", True),
+    },
+    "m-null": {
+        "humaneval": ("above", True),
+        "gsm8k": ("null_score", False),
+        "toxicity": ("below", True),
+    },
+    "m-text": {
+        "humaneval": ("above", True),
+        "gsm8k": ("non_numeric", False),
+        "toxicity": ("below", True),
+    },
+    "m-partial": {
+        "humaneval": ("partial_run", False),
+        "gsm8k": ("above", True),
+        "toxicity": ("below", True),
+    },
+    "m-missing": {
+        "humaneval": ("missing", False),
+        "gsm8k": ("above", True),
+        "toxicity": ("missing", False),
+    },
+    "m-tie": {
+        "humaneval": ("at_threshold", True),
+        "gsm8k": ("at_threshold", True),
+        "toxicity": ("at_threshold", True),
+    },
+    "m-lower": {
+        "humaneval": ("above", True),
+        "gsm8k": ("above", True),
+        "toxicity": ("above", False),
+    },
 }
 
 
@@ -145,13 +175,16 @@ def env() -> dict[str, str]:
 
 def conninfo(dbname: str = "postgres") -> str:
     e = env()
-    return f"host={e.get('PGHOST', PG_DIR)} port={e.get('PGPORT', '54329')} user={e.get('PGUSER', 'postgres')} dbname={dbname}"
+    host, port = e.get("PGHOST", str(PG_DIR)), e.get("PGPORT", "54329")
+    return f"host={host} port={port} user={e.get('PGUSER', 'postgres')} dbname={dbname}"
 
 
 def seeded(dbname: str) -> int | None:
     try:
         with psycopg.connect(conninfo(dbname)) as conn:
-            row = conn.execute("SELECT rows FROM seed_meta WHERE version = %s", (SEED_VERSION,)).fetchone()
+            row = conn.execute(
+                "SELECT rows FROM seed_meta WHERE version = %s", (SEED_VERSION,)
+            ).fetchone()
             return int(row[0]) if row else None
     except psycopg.Error:
         return None
@@ -172,8 +205,14 @@ def ensure(dbname: str, filler: int, *, incompressible: bool = False) -> None:
         conn.execute("ANALYZE sandbox_jobs")
 
 
+def stats(value: Any) -> str:
+    """A scenario row's stats: the score under both metric names, and ~20 KB of samples."""
+    return json.dumps(
+        {"metrics": {"pass@1": value, "accuracy": value}, "samples": ["x" * 1000] * 20}
+    )
+
+
 def insert_scenario(conn: psycopg.Connection[Any]) -> None:
-    stats = lambda v: json.dumps({"metrics": {"pass@1": v, "accuracy": v}, "samples": ["x" * 1000] * 20})  # noqa: E731
     for model, bench, status, partial, value, score, minute in SCENARIO:
         conn.execute(
             "INSERT INTO sandbox_jobs (owner, model, benchmark, status, partial, score, created_at,"
@@ -183,8 +222,8 @@ def insert_scenario(conn: psycopg.Connection[Any]) -> None:
         )
     for model, bench, value in BOB_ROWS:
         conn.execute(
-            "INSERT INTO sandbox_jobs (owner, model, benchmark, status, score, created_at, finished_at,"
-            " stats) VALUES ('bob', %s, %s, 'finished', 0.0, timestamptz '2026-06-02',"
+            "INSERT INTO sandbox_jobs (owner, model, benchmark, status, score, created_at,"
+            " finished_at, stats) VALUES ('bob', %s, %s, 'finished', 0.0, timestamptz '2026-06-02',"
             " timestamptz '2026-06-02', %s)",
             (model, bench, stats(value)),
         )

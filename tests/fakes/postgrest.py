@@ -23,9 +23,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-import psycopg
-from psycopg import sql
-from psycopg.rows import dict_row
+import psycopg  # noqa: TID253 - a test helper, not a start-up path
+from psycopg import sql  # noqa: TID253
+from psycopg.rows import dict_row  # noqa: TID253
 
 _OPS = {"eq": "=", "neq": "<>", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 _RESERVED = {"select", "order", "limit", "offset", "on_conflict", "columns"}
@@ -82,7 +82,7 @@ def parse_select_item(item: str) -> tuple[sql.Composable, str | None]:
 
 def parse_in(value: str) -> list[str]:
     if not (value.startswith("(") and value.endswith(")")):
-        raise BadRequest("PGRST100", f'failed to parse filter (in.{value})')
+        raise BadRequest("PGRST100", f"failed to parse filter (in.{value})")
     items = split_top(value[1:-1])
     out = []
     for item in items:
@@ -114,7 +114,12 @@ def parse_order(text: str) -> sql.Composable:
         bits = term.split(".")
         spec = [sql.Identifier(bits[0])]
         for bit in bits[1:]:
-            words = {"asc": "ASC", "desc": "DESC", "nullsfirst": "NULLS FIRST", "nullslast": "NULLS LAST"}
+            words = {
+                "asc": "ASC",
+                "desc": "DESC",
+                "nullsfirst": "NULLS FIRST",
+                "nullslast": "NULLS LAST",
+            }
             if bit not in words:
                 raise BadRequest("PGRST100", f"failed to parse order ({term})")
             spec.append(sql.SQL(words[bit]))
@@ -122,7 +127,9 @@ def parse_order(text: str) -> sql.Composable:
     return sql.SQL(", ").join(terms)
 
 
-def build(table: str, pairs: list[tuple[str, str]], max_rows: int) -> tuple[sql.Composable, list[Any], int]:
+def build(
+    table: str, pairs: list[tuple[str, str]], max_rows: int
+) -> tuple[sql.Composable, list[Any], int]:
     select = "*"
     where: list[sql.Composable] = []
     params: list[Any] = []
@@ -186,12 +193,21 @@ class FakePostgrest:
         self.server.shutdown()
         self.server.server_close()
 
-    def answer(self, method: str, target: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    def answer(
+        self, method: str, target: str, headers: dict[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
         parts = urlsplit(target)
         pairs = parse_qsl(parts.query, keep_blank_values=True)
         with self.lock:
-            self.requests.append({"method": method, "path": parts.path, "query": parts.query,
-                                  "params": pairs, "headers": headers})
+            self.requests.append(
+                {
+                    "method": method,
+                    "path": parts.path,
+                    "query": parts.query,
+                    "params": pairs,
+                    "headers": headers,
+                }
+            )
             n = len(self.requests)
         if self.before is not None:
             self.before(n)
