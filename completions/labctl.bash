@@ -5,7 +5,7 @@ _labctl() {
   cmd=""; sub=""
   for ((i=1; i<COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --cluster|--config|--explain|--format|--input|--message|--move-to|--since|--topic|--window|-c|-f|-i|-m|-t) ((i++)) ;;
+      --cluster|--config|--cycle|--explain|--format|--input|--message|--model|--move-to|--since|--source|--streak|--topic|--window|-c|-f|-i|-m|-s|-t) ((i++)) ;;
       -*) ;;
       *) if [[ -z $cmd ]]; then cmd="${COMP_WORDS[i]}"; elif [[ -z $sub ]]; then sub="${COMP_WORDS[i]}"; fi ;;
     esac
@@ -13,28 +13,34 @@ _labctl() {
   case "$prev" in
     --cluster) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --cycle) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --explain) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "auto jsonl json table" -- "$cur")); return ;;
     --input) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --message) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --model) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --move-to) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --since) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --source) COMPREPLY=($(compgen -W "supabase postgres -" -- "$cur")); return ;;
+    --streak) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --window) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -c) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -f) COMPREPLY=($(compgen -W "auto jsonl json table" -- "$cur")); return ;;
     -i) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -m) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    -s) COMPREPLY=($(compgen -W "supabase postgres -" -- "$cur")); return ;;
     -t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "poll diagnose strip-yaml-comments table log schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "poll diagnose strip-yaml-comments table log gate schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
     poll) COMPREPLY=($(compgen -W "--cluster -c --since --changed-only --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     diagnose) COMPREPLY=($(compgen -W "--input -i --all --window --full --group --catalog --explain --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     strip-yaml-comments) COMPREPLY=($(compgen -W "--apply --check --move-to --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     table) COMPREPLY=($(compgen -W "--input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     log) COMPREPLY=($(compgen -W "--topic -t --message -m --input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
-    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help poll diagnose strip-yaml-comments table log schema config" -- "$cur")) ;;
+    gate) COMPREPLY=($(compgen -W "--model -m --source -s --register --dry-run --streak --cycle --input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
+    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help poll diagnose strip-yaml-comments table log gate schema config" -- "$cur")) ;;
     config)
       case "$sub" in
         "") COMPREPLY=($(compgen -W "init path show --help" -- "$cur")) ;;

@@ -333,3 +333,10 @@ def test_wire_log_is_json_serialisable(pg: dict[str, str]) -> None:
         )
     json.dumps(fake.requests)
     assert _params(fake.requests[0]["query"])["model"] == "eq.m-pass"
+
+
+def test_a_password_in_database_url_never_shows(pg: dict[str, str]) -> None:
+    url = f"postgresql://alice:{PLANTED}@127.0.0.1:1/{DB}?connect_timeout=2"
+    res = gate("release", env={"DATABASE_URL": url})
+    assert res.code == 3 and res.records[0]["reason"] == "unreachable"
+    assert PLANTED not in res.stdout + res.stderr

@@ -32,20 +32,25 @@ def _api_error(exc: Any, table: str) -> LabctlError:
 
 
 def _client(url: str, key: str, timeout_s: float) -> Any:
-    from supabase import create_client
-    from supabase.lib.client_options import SyncClientOptions
+    """supabase-py's PostgREST client, as `supabase.Client.table()` uses it.
 
-    options = SyncClientOptions(
-        postgrest_client_timeout=timeout_s, auto_refresh_token=False, persist_session=False
-    )
-    try:
-        return create_client(url, key, options=options)
-    except Exception as exc:  # supabase raises its own SupabaseException for a bad URL/key
-        raise ConfigError(f"Supabase client: {exc}", reason="config") from None
+    Built directly rather than through `supabase.create_client`, which also loads the
+    auth, realtime, storage and functions clients: ~18 MB more peak memory for nothing a
+    gate uses. Same headers (apikey, Bearer key), same /rest/v1 endpoint, same requests.
+    """
+    import httpx
+    from postgrest import SyncPostgrestClient
+
+    rest = url.rstrip("/") + "/rest/v1"
+    if not rest.startswith(("http://", "https://")):
+        raise ConfigError(f"Supabase URL must start with http:// or https://, not {url!r}")
+    headers = {"apikey": key, "Authorization": f"Bearer {key}"}
+    session = httpx.Client(base_url=rest, headers=headers, timeout=timeout_s, follow_redirects=True)
+    return SyncPostgrestClient(rest, headers=headers, http_client=session)
 
 
 def _page(client: Any, query: Query, after: Any, size: int) -> list[dict[str, Any]]:
-    req = client.table(query.table).select(",".join(c.postgrest() for c in query.columns))
+    req = client.from_(query.table).select(",".join(c.postgrest() for c in query.columns))
     for f in query.filters:
         req = req.eq(f.column, f.values[0]) if len(f.values) == 1 else req.in_(f.column, f.values)
     if after is not None:
