@@ -23,21 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labctl.gate.spec import StreakGate
+from labctl.poll.model import TERMINAL_VERDICTS
 from labctl.records import parse_rfc3339, rfc3339
 
 Record = dict[str, Any]
-TERMINAL = frozenset(
-    {
-        "completed",
-        "failed",
-        "timeout",
-        "preempted",
-        "cancelled",
-        "out_of_memory",
-        "node_fail",
-        "unknown",
-    }
-)
+# a job that vanished (`unknown`) ended too: it counts as an operational failure
+TERMINAL = TERMINAL_VERDICTS | {"unknown"}
 _DIAG_FIELDS = ("category", "fingerprint", "title", "fix", "retryable", "catalog_id")
 
 
