@@ -132,7 +132,9 @@ def measure(size: int, runs: int, config: Path, naive_supabase: bool) -> dict[st
     dbname = f"labctl_gate_bench_{size}"
     t0 = time.perf_counter()
     fresh = gate_db.seeded(dbname) != size - len(gate_db.SCENARIO) - len(gate_db.BOB_ROWS)
-    gate_db.ensure(dbname, size - len(gate_db.SCENARIO) - len(gate_db.BOB_ROWS), incompressible=True)
+    gate_db.ensure(
+        dbname, size - len(gate_db.SCENARIO) - len(gate_db.BOB_ROWS), incompressible=True
+    )
     if fresh:
         print(f"  seeded {dbname}: {size} rows in {time.perf_counter() - t0:.1f} s", flush=True)
     pg_env = {**os.environ, **gate_db.env(), "PGDATABASE": dbname}
@@ -149,7 +151,9 @@ def measure(size: int, runs: int, config: Path, naive_supabase: bool) -> dict[st
             out["naive supabase select=*"] = best(1, NAIVE_SUPABASE.format(url=fake.url), pg_env)
     if out["labctl postgres"]["records"] != out["labctl supabase"]["records"]:
         raise SystemExit("the two sources disagree")
-    out["naive SELECT * fetchall"] = best(1, NAIVE_PG.format(conninfo=gate_db.conninfo(dbname)), pg_env)
+    out["naive SELECT * fetchall"] = best(
+        1, NAIVE_PG.format(conninfo=gate_db.conninfo(dbname)), pg_env
+    )
     return out
 
 
@@ -168,7 +172,9 @@ def main() -> None:
     print(f"\n{'rows':>7}  {'reader':<26} {'wall s':>8} {'peak RSS MB':>12} {'rows read':>10}")
     for size, by in results.items():
         for name, r in by.items():
-            print(f"{size:>7}  {name:<26} {r['wall']:>8.2f} {r['rss_kb'] / 1024:>12.1f} {r['rows']:>10}")
+            print(
+                f"{size:>7}  {name:<26} {r['wall']:>8.2f} {r['rss_kb'] / 1024:>12.1f} {r['rows']:>10}"
+            )
     print()
     for size, by in results.items():
         naive = by["naive SELECT * fetchall"]

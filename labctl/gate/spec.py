@@ -29,15 +29,13 @@ research_exit_codes, clean_verdicts (default ["completed"]).
 
 from __future__ import annotations
 
-import difflib
-import math
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from labctl.errors import ConfigError
 from labctl.gate.metric import IDENT, Path, parse_path
+from labctl.gate.reader import TableReader
 
 SOURCES = ("supabase", "postgres", "-")
 COMBINES = ("latest", "mean_last_n")
@@ -128,81 +126,13 @@ class StreakGate:
 Gate = ResultsGate | StreakGate
 
 
-class _Reader:
-    """Typed access to one table, with the gate's name in every message."""
-
-    def __init__(self, table: Mapping[str, Any], where: str) -> None:
-        self.table, self.where = table, where
-
-    def fail(self, message: str) -> ConfigError:
-        return ConfigError(f"{self.where}: {message}")
-
-    def check_keys(self, allowed: frozenset[str]) -> None:
-        for key in self.table:
-            if key not in allowed:
-                hint = difflib.get_close_matches(key, sorted(allowed | REQUIRE_KEYS), n=1)
-                where = " in a [[gates.require]] table" if hint and hint[0] not in allowed else ""
-                raise self.fail(
-                    f"unknown key {key!r}"
-                    + (f" (did you mean {hint[0]!r}{where}?)" if hint else "")
-                )
-
-    def text(self, key: str, default: str | None = None) -> str:
-        value = self.table.get(key, default)
-        if not isinstance(value, str) or (default is None and not value):
-            raise self.fail(
-                f"{key} must be a non-empty string" if key in self.table else f"{key} is required"
-            )
-        return value
-
-    def ident(self, key: str, default: str, allow_empty: bool = False) -> str:
-        value = self.text(key, default)
-        if allow_empty and value == "":
-            return value
-        if not IDENT.match(value):
-            raise self.fail(f"{key} {value!r} is not a column name (letters, digits, _)")
-        return value
-
-    def number(self, key: str) -> float:
-        value = self.table.get(key)
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
-            raise self.fail(
-                f"{key} must be a finite number" if key in self.table else f"{key} is required"
-            )
-        return float(value)
-
-    def integer(self, key: str, default: int, minimum: int = 1) -> int:
-        value = self.table.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise self.fail(f"{key} must be an integer >= {minimum}")
-        return value
-
-    def choice(self, key: str, default: str, choices: Sequence[str]) -> str:
-        value = self.table.get(key, default)
-        if value not in choices:
-            raise self.fail(f"{key} must be one of {', '.join(choices)}, not {value!r}")
-        return str(value)
-
-    def strings(self, key: str, default: Sequence[str] = ()) -> tuple[str, ...]:
-        value = self.table.get(key, list(default))
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.fail(f"{key} must be a string or a list of strings")
-        return tuple(value)
-
-
-def _requirements(r: _Reader) -> tuple[Requirement, ...]:
+def _requirements(r: TableReader) -> tuple[Requirement, ...]:
     items = r.table.get("require")
     if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
         raise r.fail("needs at least one [[gates.require]] table (benchmark, metric, threshold)")
     out: list[Requirement] = []
     for n, item in enumerate(items, 1):
-        sub = _Reader(item, f"{r.where} require #{n}")
+        sub = TableReader(item, f"{r.where} require #{n}")
         sub.check_keys(REQUIRE_KEYS)
         bench = sub.text("benchmark")
         if any(req.benchmark == bench for req in out):
@@ -219,7 +149,7 @@ def _requirements(r: _Reader) -> tuple[Requirement, ...]:
     return tuple(out)
 
 
-def _where(r: _Reader) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+def _where(r: TableReader) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     table = r.table.get("where", {})
     if not isinstance(table, dict):
         raise r.fail("where must be a table of column = value")
@@ -234,8 +164,8 @@ def _where(r: _Reader) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     return tuple(out)
 
 
-def parse_results(r: _Reader, name: str, user: str, source: str) -> ResultsGate:
-    r.check_keys(RESULTS_KEYS)
+def parse_results(r: TableReader, name: str, user: str, source: str) -> ResultsGate:
+    r.check_keys(RESULTS_KEYS, REQUIRE_KEYS, "[[gates.require]]")
     table = r.text("table")
     if not _TABLE.match(table):
         raise r.fail(f"table {table!r} is not a table name (name or schema.name)")
@@ -262,7 +192,7 @@ def parse_results(r: _Reader, name: str, user: str, source: str) -> ResultsGate:
     )
 
 
-def parse_streak(r: _Reader, name: str, required: int | None = None) -> StreakGate:
+def parse_streak(r: TableReader, name: str, required: int | None = None) -> StreakGate:
     r.check_keys(STREAK_KEYS)
     pattern = r.table.get("cycle_pattern")
     tag = r.table.get("cycle_tag")
@@ -310,7 +240,7 @@ def parse_gates(tables: list[dict[str, Any]], user: str, source: str) -> dict[st
             raise ConfigError(f"[[gates]] #{n}: name is required (letters, digits, '.', '_', '-')")
         if name in gates:
             raise ConfigError(f"[[gates]] {name}: two gates have this name")
-        reader = _Reader(table, f"[[gates]] {name}")
+        reader = TableReader(table, f"[[gates]] {name}")
         kind = reader.choice("kind", "results", ("results", "streak"))
         gates[name] = (
             parse_streak(reader, name)
