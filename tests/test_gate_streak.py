@@ -136,3 +136,13 @@ def test_no_cycle_in_the_input_is_not_a_pass() -> None:
     res = run_labctl("gate", "--streak", "1", input=jsonl([job("misc", "completed", 1, 1)]))
     assert res.code == 1
     assert res.records[-1]["cycles"] == 0 and "cycle_pattern" in res.records[-1]["message"]
+
+
+def test_cycles_by_a_record_field() -> None:
+    records = [job(f"run-{n}", "completed", n, n, tags={"round": f"r{n % 2}"}) for n in range(1, 5)]
+    res = run_labctl("gate", "--streak", "2", "--cycle", "tag:tags.round", input=jsonl(records))
+    assert [r["cycle"] for r in res.records if r["kind"] == "cycle"] == [
+        "r1",
+        "r0",
+    ]  # by first submit
+    assert res.records[-1]["streak"] == 2 and res.code == 0

@@ -69,7 +69,7 @@ def cli(
             "--cycle",
             metavar="REGEX",
             help="Streak: job-name regex whose first group "
-            "is the cycle (default: cycle[-_]?(\\d+)).",
+            "is the cycle (default: cycle[-_]?(\\d+)), or tag:FIELD (a record field).",
         ),
     ] = None,
     input: Annotated[

@@ -41,7 +41,7 @@ def pick(gates: dict[str, Gate], name: str | None, streak: int | None, cycle: st
     """The gate asked for; `--streak N` alone gives an ad-hoc streak gate."""
     if name is None:
         if streak is not None:
-            return StreakGate("streak", required=streak, cycle_pattern=_cycle(cycle))
+            return with_cycle(StreakGate("streak", required=streak), cycle)
         if len(gates) != 1:
             names = ", ".join(sorted(gates)) or "none configured: add [[gates]] to the config"
             raise UsageError(f"name a gate: labctl gate NAME (gates: {names})")
@@ -55,14 +55,19 @@ def pick(gates: dict[str, Gate], name: str | None, streak: int | None, cycle: st
             raise UsageError(f"gate {name} is a results gate; --streak/--cycle need a streak gate")
         gate = replace(gate, required=streak if streak is not None else gate.required)
         if cycle is not None:
-            gate = replace(gate, cycle_pattern=_cycle(cycle), cycle_tag=None)
+            gate = with_cycle(gate, cycle)
     return gate
 
 
-def _cycle(text: str | None) -> Any:
-    if text is not None and text.startswith("tag:"):
-        raise UsageError("--cycle tag:FIELD is only for configured gates (cycle_tag)")
-    return compile_cycle(text, "--cycle")
+def with_cycle(gate: StreakGate, cycle: str | None) -> StreakGate:
+    """--cycle REGEX (a capture group) or --cycle tag:FIELD; None: the gate's own key."""
+    if cycle is not None and cycle.startswith("tag:"):
+        if not cycle[4:]:
+            raise UsageError("--cycle tag:FIELD needs a field name (dotted path)")
+        return replace(gate, cycle_tag=cycle[4:], cycle_pattern=None)
+    if cycle is None and (gate.cycle_pattern is not None or gate.cycle_tag):
+        return gate
+    return replace(gate, cycle_pattern=compile_cycle(cycle, "--cycle"), cycle_tag=None)
 
 
 def stdin_rows(
