@@ -51,7 +51,7 @@ complete -c labctl -n '__fish_seen_subcommand_from gate' -l source -s s -x -a 's
 complete -c labctl -n '__fish_seen_subcommand_from gate' -l register -d 'Write each model\'s outcome to the register table.'
 complete -c labctl -n '__fish_seen_subcommand_from gate' -l dry-run -d 'With --register: check and show, write nothing.'
 complete -c labctl -n '__fish_seen_subcommand_from gate' -l streak -r -F -d 'Streak gate: N clean cycles needed.'
-complete -c labctl -n '__fish_seen_subcommand_from gate' -l cycle -r -F -d 'Streak: job-name regex whose first group is the cycle (default: cycle[-_]?(\\d+)).'
+complete -c labctl -n '__fish_seen_subcommand_from gate' -l cycle -r -F -d 'Streak: job-name regex whose first group is the cycle (default: cycle[-_]?(\\d+)), or tag:FIELD (a record field).'
 complete -c labctl -n '__fish_seen_subcommand_from gate' -l input -s i -r -F -d 'Read rows or records from FILE.'
 complete -c labctl -n '__fish_seen_subcommand_from gate' -l format -s f -x -a 'auto jsonl json table' -d 'Output: auto (table on a terminal, else jsonl), jsonl, json or table.'
 complete -c labctl -n '__fish_seen_subcommand_from gate' -l config -r -F -d 'Config file (default: $LABCTL_CONFIG, else XDG).'
