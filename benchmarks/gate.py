@@ -172,9 +172,8 @@ def main() -> None:
     print(f"\n{'rows':>7}  {'reader':<26} {'wall s':>8} {'peak RSS MB':>12} {'rows read':>10}")
     for size, by in results.items():
         for name, r in by.items():
-            print(
-                f"{size:>7}  {name:<26} {r['wall']:>8.2f} {r['rss_kb'] / 1024:>12.1f} {r['rows']:>10}"
-            )
+            mb = r["rss_kb"] / 1024
+            print(f"{size:>7}  {name:<26} {r['wall']:>8.2f} {mb:>12.1f} {r['rows']:>10}")
     print()
     for size, by in results.items():
         naive = by["naive SELECT * fetchall"]
