@@ -15,11 +15,15 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from schema_check import assert_valid
-from test_poll_slurm import slurm
+from test_poll_slurm import ENDED, sacct_states, slurm
 
 pytestmark = pytest.mark.slurm
 JOBS = ROOT / "labctl" / "data" / "demo" / "jobs"
+# wide tables: a row's cells stay on one line whatever other tests left on the cluster
 CONFIG = """
+[output]
+table_width = 400
+
 [poll]
 lookback_h = 0.05
 
@@ -65,6 +69,18 @@ def run(argv: list[str], home: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _wait_until_ended(ids: list[str], timeout: float = 180) -> None:
+    """Until sacct has both jobs' rows (the job's and its .batch step) in an end state: on a
+    busy node a job submitted now may take far longer than its ~8 s to start and end."""
+    give_up = time.monotonic() + timeout
+    while time.monotonic() < give_up:
+        states = sacct_states(ids)
+        if all(states.get(i) in ENDED and states.get(f"{i}.batch") in ENDED for i in ids):
+            return
+        time.sleep(1)
+    raise AssertionError(f"jobs {ids} did not end within {timeout:.0f} s: {sacct_states(ids)}")
+
+
 def test_the_sweep_under_cron(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / ".config" / "labctl").mkdir(parents=True)
@@ -88,7 +104,7 @@ def test_the_sweep_under_cron(tmp_path: Path) -> None:
             assert run([labctl, "poll", "--quiet"], home).returncode in (0, 1, 3)
         ids["oom"] = submit(work, "sft-oom-demo", f"sft-oom-{tag}")
         ids["nan"] = submit(work, "sft-nan-demo", f"sft-nan-{tag}")
-        time.sleep(16)
+        _wait_until_ended([ids["oom"], ids["nan"]])
         sweep = run([str(ROOT / "scripts" / "sweep")], home)
     finally:
         slurm("scancel", *ids.values(), check=False)
