@@ -6,17 +6,16 @@ tests see exactly what a fresh install sees.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.cli import LABCTL, ROOT, Result, run_labctl
 from hypothesis import settings
+
+__all__ = ["LABCTL", "ROOT", "Result", "run_labctl"]
 
 # Property tests: CI (scripts/test) runs a fixed, derandomised set of examples so `main`
 # stays green on a clean clone; `HYPOTHESIS_PROFILE=explore` draws fresh examples every run
@@ -25,8 +24,6 @@ settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True
 settings.register_profile("explore", deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "explore"))
 
-ROOT = Path(__file__).resolve().parent.parent
-LABCTL = [sys.executable, "-m", "labctl"]
 SECRET_ENV = (
     "GITHUB_TOKEN",
     "GH_TOKEN",
@@ -55,40 +52,6 @@ def isolated_env(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     yield home
-
-
-@dataclass
-class Result:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def records(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
-
-
-def run_labctl(
-    *args: str,
-    input: bytes | str | None = None,
-    env: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
-    timeout: float = 120,
-) -> Result:
-    """Run the real CLI in a subprocess (stdout is a pipe, so the default is JSON Lines)."""
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    data = input.encode() if isinstance(input, str) else input
-    proc = subprocess.run(
-        [*LABCTL, *args],
-        input=data if data is not None else b"",
-        capture_output=True,
-        env=full_env,
-        cwd=cwd,
-        timeout=timeout,
-        check=False,
-    )
-    return Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pty
 import subprocess
 import sys
 
-from conftest import LABCTL, run_labctl
+from helpers.cli import LABCTL, run_labctl
 
 
 def test_version_and_help_list_every_registered_command() -> None:

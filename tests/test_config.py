@@ -5,7 +5,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from conftest import run_labctl
+from helpers.cli import run_labctl
 
 
 def _setting(res, key):

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import run_labctl
+from helpers.cli import run_labctl
 from jsonschema import Draft202012Validator
 from schema_check import assert_valid, schemas_for
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_labctl
+from helpers.cli import run_labctl
 from schema_check import assert_valid
 
 OOM = (

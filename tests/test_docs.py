@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from helpers.cli import ROOT
 
 from labctl.registry import COMMANDS
 

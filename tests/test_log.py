@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_labctl
+from helpers.cli import run_labctl
 from schema_check import assert_valid
 
 

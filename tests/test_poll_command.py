@@ -15,36 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LABCTL, run_labctl
+from helpers.cli import LABCTL, run_labctl
+from helpers.config import write_config
 from schema_check import assert_valid
 
 JOBTABLE = Path(__file__).parent / "fixtures" / "poll" / "jobtable.py"
 STATES = {"ACTIVE": "running", "QUEUED": "pending", "SUCCEEDED": "completed", "FAILED": "failed"}
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
-    return json.dumps(value)
-
-
-def write_config(
-    tmp: Path,
-    clusters: list[dict[str, Any]],
-    poll: dict[str, Any] | None = None,
-    extra: dict[str, dict[str, Any]] | None = None,
-) -> Path:
-    lines = []
-    for section, values in ({"poll": poll or {}} | (extra or {})).items():
-        if values:
-            lines.append(f"[{section}]")
-            lines += [f"{k} = {toml_value(v)}" for k, v in values.items()]
-    for c in clusters:
-        lines.append("[[clusters]]")
-        lines += [f"{k} = {toml_value(v)}" for k, v in c.items()]
-    path = tmp / "config.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def table_cluster(name: str, rows_file: Path, mode: str = "array", **extra: Any) -> dict:

@@ -13,9 +13,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import run_labctl
+from helpers.cli import run_labctl
+from helpers.slurm import local_cluster, poll, sbatch, slurm
 from schema_check import assert_valid
-from test_poll_slurm import local_cluster, poll, sbatch, slurm
 
 pytestmark = pytest.mark.slurm
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_poll_slurm import SSH_CONFIG, mine, poll, sbatch, slurm
+from helpers.slurm import SSH_CONFIG, mine, poll, sbatch, slurm
 
 pytestmark = pytest.mark.slurm
 PYTHON = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "python"

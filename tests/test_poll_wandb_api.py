@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_labctl
+from helpers.cli import run_labctl
+from helpers.config import write_config
 from schema_check import assert_valid
-from test_poll_command import write_config
 
 KEY = "k" * 40
 

@@ -6,7 +6,7 @@ import json
 import re
 import string
 
-from conftest import run_labctl
+from helpers.cli import run_labctl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import yaml
-from conftest import run_labctl
+from helpers.cli import run_labctl
 from schema_check import assert_valid
 
 CONFIG = (

@@ -13,9 +13,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers.cli import ROOT
+from helpers.slurm import ENDED, sacct_states, slurm
 from schema_check import assert_valid
-from test_poll_slurm import ENDED, sacct_states, slurm
 
 pytestmark = pytest.mark.slurm
 JOBS = ROOT / "labctl" / "data" / "demo" / "jobs"

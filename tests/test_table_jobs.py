@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_labctl
+from helpers.cli import run_labctl
 
 from labctl.render.buckets import DEFAULT_RULES, bucket_of, flags, rl_signals, rules_from_config
 

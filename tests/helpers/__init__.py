@@ -1,0 +1,9 @@
+"""Helpers shared between test modules (import them from here, never from a test module).
+
+- `cli`: run the real labctl CLI in a subprocess (`run_labctl`, `ROOT`, `LABCTL`).
+- `config`: write a labctl config file with `[[clusters]]` tables (`write_config`).
+- `slurm`: run SLURM commands against the local test cluster, submit jobs, run
+  `labctl poll` on it and pick a scenario's records (`slurm`, `sbatch`, `sacct_states`,
+  `poll`, `mine`).
+- `redact_reference`: the earlier redactor, the reference of the redaction differential test.
+"""
