@@ -29,7 +29,7 @@ from labctl.parse.slurm import (
     submit_line_log_patterns,
     verdict,
 )
-from labctl.parse.slurm_table import SlurmParseError
+from labctl.parse.slurm.table import SlurmParseError
 
 FIX = Path(__file__).parent / "fixtures" / "slurm"
 

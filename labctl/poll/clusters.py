@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labctl.errors import ConfigError
-from labctl.parse.slurm_verdict import VERDICTS
+from labctl.parse.slurm.verdict import VERDICTS
 
 SCHEDULERS = ("slurm", "command")
 # Fields a command scheduler's row can be mapped onto (labctl name -> kind of value).

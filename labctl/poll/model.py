@@ -1,7 +1,7 @@
 """The data that flows through a poll: what the store hands an adapter (`Known`), what an
 adapter hands back (`Snapshot`), job keys, and the `job` record itself.
 
-An observed job is a plain dict in the parse layer's shape (`labctl.parse.slurm_table.
+An observed job is a plain dict in the parse layer's shape (`labctl.parse.slurm.table.
 RECORD_KEYS`: epoch times, ints, None for unknowns) plus `verdict`/`cause` and the log
 fields an adapter adds. `job_record` turns it into the emitted record (RFC 3339 times).
 """
@@ -53,7 +53,7 @@ def key_text(cluster: str, key: Key) -> str:
 
 
 def is_terminal(job: dict[str, Any]) -> bool:
-    from labctl.parse.slurm_table import TERMINAL_STATES
+    from labctl.parse.slurm.table import TERMINAL_STATES
 
     state = job.get("state")
     if state is not None and state in TERMINAL_STATES:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labctl.parse.slurm_verdict import VERDICTS as SCHEDULER_VERDICTS
+from labctl.parse.slurm.verdict import VERDICTS as SCHEDULER_VERDICTS
 from labctl.schemas import (
     BYTES,
     COMMON,

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, tzinfo
 
-from labctl.parse.slurm_fields import (
+from labctl.parse.slurm.fields import (
     SlurmValueError,
     parse_duration,
     parse_exit_code,
@@ -27,15 +27,15 @@ from labctl.parse.slurm_fields import (
     parse_time_limit,
     parse_user,
 )
-from labctl.parse.slurm_ids import parse_array_spec
-from labctl.parse.slurm_table import (
+from labctl.parse.slurm.ids import parse_array_spec
+from labctl.parse.slurm.table import (
     JobRecord,
     SlurmParseError,
     new_record,
     settle_exit,
     settle_lifecycle,
 )
-from labctl.parse.slurm_verdict import classify_record
+from labctl.parse.slurm.verdict import classify_record
 
 FREE_TEXT_KEYS = frozenset(
     {

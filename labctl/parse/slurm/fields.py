@@ -1,6 +1,6 @@
 """SLURM value normalisers: states, exit codes, times, durations, node lists, users.
 
-Job ids and array specs are in `slurm_ids`.
+Job ids and array specs are in `ids`.
 
 Pure functions over the text SLURM 22.05 prints (sacct, squeue, scontrol). Unknowns come back
 as None; text that is not a value SLURM could have printed raises `SlurmValueError`, so a

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from labctl.parse.slurm_fields import BATCH_STEP_ID, NO_VAL, first_node
+from labctl.parse.slurm.fields import BATCH_STEP_ID, NO_VAL, first_node
 
 _MAX_WIDTH = 10
 

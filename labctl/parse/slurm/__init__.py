@@ -2,18 +2,18 @@
 
 Import from here; the pieces live in:
 
-- `slurm_commands`: the exact squeue/sacct/scontrol argv and environment poll runs.
-- `slurm_table`: delimited-table splitting and the shared record shape (RECORD_KEYS).
-- `slurm_ids`: job ids (arrays, het jobs, steps) and array specs.
-- `slurm_fields`: value normalisers (states, exit codes, times, durations...).
-- `slurm_sacct`, `slurm_squeue`, `slurm_scontrol`: per-command parsers -> records.
-- `slurm_verdict`: SLURM state -> labctl verdict (table in that module's docstring).
-- `slurm_logpath`: stdout/stderr filename patterns resolved like slurmstepd.
+- `commands`: the exact squeue/sacct/scontrol argv and environment poll runs.
+- `table`: delimited-table splitting and the shared record shape (RECORD_KEYS).
+- `ids`: job ids (arrays, het jobs, steps) and array specs.
+- `fields`: value normalisers (states, exit codes, times, durations...).
+- `sacct`, `squeue`, `scontrol`: per-command parsers -> records.
+- `verdict`: SLURM state -> labctl verdict (table in that module's docstring).
+- `logpath`: stdout/stderr filename patterns resolved like slurmstepd.
 """
 
 from __future__ import annotations
 
-from labctl.parse.slurm_commands import (
+from labctl.parse.slurm.commands import (
     FIELD_DELIMITER,
     SACCT_FIELDS,
     SACCT_JOB_ID_CHUNK,
@@ -26,7 +26,7 @@ from labctl.parse.slurm_commands import (
     squeue_argv,
     squeue_format_arg,
 )
-from labctl.parse.slurm_fields import (
+from labctl.parse.slurm.fields import (
     SlurmValueError,
     first_node,
     format_duration,
@@ -40,21 +40,21 @@ from labctl.parse.slurm_fields import (
     parse_user,
     parse_wait_status,
 )
-from labctl.parse.slurm_ids import (
+from labctl.parse.slurm.ids import (
     ArraySpec,
     JobId,
     format_array_spec,
     parse_array_spec,
     parse_job_id,
 )
-from labctl.parse.slurm_logpath import (
+from labctl.parse.slurm.logpath import (
     LogJob,
     expand_log_path,
     log_job,
     resolve_log_paths,
     submit_line_log_patterns,
 )
-from labctl.parse.slurm_sacct import (
+from labctl.parse.slurm.sacct import (
     combine_exit,
     group_sacct,
     latest_attempts,
@@ -63,25 +63,25 @@ from labctl.parse.slurm_sacct import (
     sacct_jobs,
     summarise_sacct_job,
 )
-from labctl.parse.slurm_scontrol import (
+from labctl.parse.slurm.scontrol import (
     normalise_scontrol_job,
     parse_scontrol_line,
     parse_scontrol_show_job_o,
     scontrol_jobs,
 )
-from labctl.parse.slurm_squeue import (
+from labctl.parse.slurm.squeue import (
     fields_from_format,
     normalise_squeue_row,
     parse_squeue,
     squeue_jobs,
 )
-from labctl.parse.slurm_table import (
+from labctl.parse.slurm.table import (
     RECORD_KEYS,
     JobRecord,
     SlurmParseError,
     parse_delimited,
 )
-from labctl.parse.slurm_verdict import (
+from labctl.parse.slurm.verdict import (
     BLOCKED_CAUSES,
     VERDICTS,
     classify,

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, tzinfo
 from typing import Any
 
-from labctl.parse.slurm_commands import FIELD_DELIMITER, SACCT_FIELDS
-from labctl.parse.slurm_fields import (
+from labctl.parse.slurm.commands import FIELD_DELIMITER, SACCT_FIELDS
+from labctl.parse.slurm.fields import (
     SlurmValueError,
     parse_duration,
     parse_exit_code,
@@ -26,8 +26,8 @@ from labctl.parse.slurm_fields import (
     parse_time_limit_raw,
     parse_user,
 )
-from labctl.parse.slurm_ids import parse_array_spec, parse_job_id
-from labctl.parse.slurm_table import (
+from labctl.parse.slurm.ids import parse_array_spec, parse_job_id
+from labctl.parse.slurm.table import (
     TERMINAL_STATES,
     JobRecord,
     SlurmParseError,
@@ -37,7 +37,7 @@ from labctl.parse.slurm_table import (
     settle_exit,
     settle_lifecycle,
 )
-from labctl.parse.slurm_verdict import classify
+from labctl.parse.slurm.verdict import classify
 
 _FREE_TEXT_FIELDS = ("JobName", "SubmitLine", "WorkDir")
 

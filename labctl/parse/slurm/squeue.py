@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, tzinfo
 
-from labctl.parse.slurm_commands import FIELD_DELIMITER, SQUEUE_FIELDS, SQUEUE_FORMAT_LETTERS
-from labctl.parse.slurm_fields import (
+from labctl.parse.slurm.commands import FIELD_DELIMITER, SQUEUE_FIELDS, SQUEUE_FORMAT_LETTERS
+from labctl.parse.slurm.fields import (
     SlurmValueError,
     parse_duration,
     parse_int,
@@ -26,8 +26,8 @@ from labctl.parse.slurm_fields import (
     parse_user,
     parse_wait_status,
 )
-from labctl.parse.slurm_ids import parse_array_spec, parse_job_id
-from labctl.parse.slurm_table import (
+from labctl.parse.slurm.ids import parse_array_spec, parse_job_id
+from labctl.parse.slurm.table import (
     JobRecord,
     SlurmParseError,
     new_record,
@@ -35,7 +35,7 @@ from labctl.parse.slurm_table import (
     settle_exit,
     settle_lifecycle,
 )
-from labctl.parse.slurm_verdict import classify_record
+from labctl.parse.slurm.verdict import classify_record
 
 _FORMAT_TOKEN = re.compile(r"%\.?\d*([A-Za-z])")
 

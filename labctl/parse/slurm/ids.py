@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from labctl.parse.slurm_fields import SlurmValueError
+from labctl.parse.slurm.fields import SlurmValueError
 
 # --------------------------------------------------------------------------- job ids
 
