@@ -31,13 +31,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from labctl.backends.script import LOGIN_USER
-from labctl.backends.slurm import SlurmQuery, rejoin_rows, state_commands
+from labctl.backends.slurm_state import SlurmQuery, rejoin_rows, state_commands
+from labctl.cluster.config import ClusterConfig
+from labctl.cluster.slurm import combine
 from labctl.parse.slurm import SACCT_FIELDS, SLURM_ENV, sacct_jobs
-from labctl.poll.clusters import ClusterConfig
 from labctl.poll.core import PollSettings, known_for, run
 from labctl.poll.merge import merge
 from labctl.poll.model import Snapshot
-from labctl.poll.slurm import combine
 from labctl.poll.store import Store
 
 D = "\x1f"

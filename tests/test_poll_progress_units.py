@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from labctl.backends.script import Script, parse_sections
 from labctl.backends.wandb_api import ApiRun
 from labctl.poll.probes import DEFS, MIN_READ, TOTAL_READ_BUDGET, collect, probes_for
-from labctl.poll.progress import ProgressSettings, match_api, observe
+from labctl.poll.running import ProgressSettings, match_api, observe
 from labctl.progress.cadence import CadenceConfig
 from labctl.progress.logstate import ScanConfig, ScanState, plan_read
 

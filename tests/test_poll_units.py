@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labctl.backends.script import LOGIN_USER, Script, parse_sections, shell_word
-from labctl.backends.slurm import SlurmQuery, rejoin_rows, state_commands
+from labctl.backends.slurm_state import SlurmQuery, rejoin_rows, state_commands
 from labctl.parse.slurm import SACCT_FIELDS, sacct_jobs
 from labctl.poll.merge import merge
 from labctl.poll.model import Snapshot, StoredJob, job_key
@@ -243,7 +243,7 @@ def test_an_unknown_job_that_ended_before_the_window_is_history_not_news() -> No
 
 
 def test_overlapping_sacct_answers_keep_one_record_per_attempt() -> None:
-    from labctl.backends.slurm import one_per_attempt
+    from labctl.backends.slurm_state import one_per_attempt
 
     a1 = {"job_id_raw": "12", "job_id": "12", "submit_epoch": 1, "state": "PREEMPTED"}
     a2 = {"job_id_raw": "12", "job_id": "12", "submit_epoch": 2, "state": "PENDING"}
@@ -257,7 +257,7 @@ def test_the_sacct_window_never_reaches_back_past_the_first_polls_lookback(tmp_p
     """A first poll looks back `lookback`; later ones start `window_margin` before the last
     good poll (slurmdbd lags), but a margin wider than the lookback would make the second
     poll report jobs the first one deliberately left out, as new."""
-    from labctl.poll.clusters import ClusterConfig
+    from labctl.cluster.config import ClusterConfig
     from labctl.poll.core import PollSettings, known_for
     from labctl.poll.store import Store
 

@@ -2,7 +2,7 @@
 
 The command is the user's, from their config (e.g. a TPU queue's `list --json`); it runs
 in the same kind of script as squeue (clock and login user first), and whatever it prints
-comes back as text for `labctl.poll.command` to parse. A non-zero exit, or no output with
+comes back as text for `labctl.cluster.jobtable` to parse. A non-zero exit, or no output with
 an error, is a BackendError (`command_failed`), never "no jobs".
 """
 

@@ -48,7 +48,7 @@ def parse_duration(text: str) -> float:
 def progress_settings(cfg: Any, state_dir: Any = None) -> Any:
     """[progress] settings and the per-job `[jobs."<name pattern>"]` cadence overrides."""
     from labctl.errors import ConfigError
-    from labctl.poll.progress import ProgressSettings
+    from labctl.poll.running import ProgressSettings
     from labctl.progress.cadence import CadenceConfig
 
     if not cfg.get("progress.enabled"):
@@ -85,7 +85,7 @@ def progress_settings(cfg: Any, state_dir: Any = None) -> Any:
 def run(
     lc: Context, clusters: list[str], since: str | None, changed_only: bool
 ) -> Iterator[dict[str, Any]]:
-    from labctl.poll.clusters import clusters_from_config
+    from labctl.cluster.config import clusters_from_config
     from labctl.poll.core import PollSettings
     from labctl.poll.core import run as poll_run
 

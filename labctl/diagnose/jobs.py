@@ -27,7 +27,7 @@ def transport_for(config: Any, name: str | None) -> Any:
     when the record names no configured cluster (its logs are then read locally)."""
     if not name:
         return None
-    from labctl.poll.clusters import clusters_from_config
+    from labctl.cluster.config import clusters_from_config
     from labctl.poll.core import transport_for as poll_transport
 
     tables = [t for t in config.table_list("clusters") if t.get("name") == name]

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from labctl.backends.transport import Transport
+from labctl.cluster.config import ClusterConfig
 from labctl.errors import LabctlError
-from labctl.poll.clusters import ClusterConfig
 from labctl.poll.merge import merge
 from labctl.poll.model import Known, Snapshot
-from labctl.poll.progress import ProgressSettings
+from labctl.poll.running import ProgressSettings
 from labctl.poll.store import Store
 from labctl.records import error_record, rfc3339
 
@@ -44,10 +44,10 @@ class PollSettings:
 
 def adapter_for(cluster: ClusterConfig) -> Adapter:
     if cluster.scheduler == "command":
-        from labctl.poll.command import poll as command_poll
+        from labctl.cluster.jobtable import poll as command_poll
 
         return command_poll
-    from labctl.poll.slurm import poll as slurm_poll
+    from labctl.cluster.slurm import poll as slurm_poll
 
     return slurm_poll
 

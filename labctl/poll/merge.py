@@ -33,7 +33,7 @@ from labctl.poll.model import (
     job_record,
     watched_view,
 )
-from labctl.poll.progress import ProgressSettings, observe
+from labctl.poll.running import ProgressSettings, observe
 from labctl.records import rfc3339
 
 

@@ -87,7 +87,7 @@ class Known:
     last_ok_remote: float | None = None  # the cluster's clock at the last good poll
     since: float | None = None  # sacct window start (epoch)
     since_s: float | None = None  # --since: report jobs that ended this long ago again
-    progress: Any = None  # labctl.poll.progress.ProgressSettings: probe running jobs
+    progress: Any = None  # labctl.poll.running.ProgressSettings: probe running jobs
 
     def since_cut(self, remote_now: float) -> float | None:
         return None if self.since_s is None else remote_now - self.since_s

@@ -1,5 +1,5 @@
 """The shell probes that read running jobs' progress sources on the cluster (see
-`labctl.poll.progress` for what each section holds), and collecting their answers."""
+`labctl.poll.running` for what each section holds), and collecting their answers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from labctl.poll.progress import ProgressSettings
+from labctl.poll.running import ProgressSettings
 
 TOTAL_READ_BUDGET = 32 << 20  # bytes of log read per cluster per poll, over all jobs
 MIN_READ = 64 << 10

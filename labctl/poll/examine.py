@@ -10,12 +10,12 @@ from typing import Any
 
 from labctl.backends.clusterfs import TailRead, look_at_files
 from labctl.backends.transport import Transport
+from labctl.cluster.config import ClusterConfig
 from labctl.errors import BackendError
-from labctl.poll.clusters import ClusterConfig
 from labctl.poll.merge import is_quiet
 from labctl.poll.model import Key, Known, Snapshot, StoredJob, job_key
 from labctl.poll.probes import DEFS, collect, probes_for
-from labctl.poll.progress import ProgressSettings
+from labctl.poll.running import ProgressSettings
 
 MARKER_TAIL = 8192
 MAX_MARKER_READS = 200

@@ -28,10 +28,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from labctl.backends.slurm import SlurmQuery, read_state
+from labctl.backends.slurm_state import SlurmQuery, read_state
 from labctl.backends.transport import Transport
-from labctl.poll.clusters import ClusterConfig
-from labctl.poll.logs import examine
+from labctl.cluster.config import ClusterConfig
+from labctl.poll.examine import examine
 from labctl.poll.model import Known, Snapshot, StoredJob, is_terminal, job_key
 
 _PLACEHOLDER_NAMES = frozenset({"allocation", ""})

@@ -21,11 +21,11 @@ from typing import Any
 
 from labctl.backends.jobtable import read_job_table
 from labctl.backends.transport import Transport
+from labctl.cluster.config import MAPPABLE_FIELDS, VERDICTS, ClusterConfig
+from labctl.cluster.slurm import split_skipped
 from labctl.errors import BackendError
-from labctl.poll.clusters import MAPPABLE_FIELDS, VERDICTS, ClusterConfig
-from labctl.poll.logs import examine
+from labctl.poll.examine import examine
 from labctl.poll.model import Known, Snapshot, job_key
-from labctl.poll.slurm import split_skipped
 
 _TIME_KEYS = {"submit_time": "submit_epoch", "start_time": "start_epoch", "end_time": "end_epoch"}
 

@@ -1,0 +1,1 @@
+"""Clusters: where jobs run, how to reach them, and their schedulers."""
