@@ -11,28 +11,17 @@ from collections.abc import Callable
 from typing import Any
 
 from labctl.errors import ExitCode, exit_code_for_reason
-
-# Job verdicts that need a person (poll, issue 4 and 5).
-ATTENTION_VERDICTS = frozenset(
-    {"failed", "timeout", "out_of_memory", "node_fail", "unknown", "running-stalled"}
-)
+from labctl.verdicts import needs_person
 
 
 def _error(rec: dict[str, Any]) -> ExitCode:
     return exit_code_for_reason(rec.get("reason"))
 
 
-# Pending jobs that will never start without a person (a held job is someone's intent).
-STUCK_PENDING_CAUSES = frozenset({"dependency_never_satisfied", "cannot_run"})
-
-
 def _job(rec: dict[str, Any]) -> ExitCode:
-    verdict = rec.get("verdict")
-    if verdict in ATTENTION_VERDICTS:
-        return ExitCode.ATTENTION
-    if verdict == "pending" and rec.get("cause") in STUCK_PENDING_CAUSES:
-        return ExitCode.ATTENTION
-    return ExitCode.OK
+    """A job needs a person by its verdict (labctl.verdicts.NEEDS_PERSON), or when it waits
+    for something that will never happen (STUCK_PENDING_CAUSES)."""
+    return ExitCode.ATTENTION if needs_person(rec.get("verdict"), rec.get("cause")) else ExitCode.OK
 
 
 def _file(rec: dict[str, Any]) -> ExitCode:

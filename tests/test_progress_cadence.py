@@ -185,12 +185,12 @@ def test_counter_going_back_or_changing_identity() -> None:
 @pytest.mark.parametrize(
     ("kind", "cause", "final", "verdict"),
     [
-        ("slurm_cancel", "timelimit", True, "timeout"),
-        ("slurm_cancel", "preempt", True, "preempted"),
-        ("slurm_cancel", "preempt", False, PROGRESSING),  # an earlier attempt's line (append)
-        ("slurm_cancel", "node_fail", True, "preempted"),
+        ("slurm_cancel", "time_limit", True, "timeout"),
+        ("slurm_cancel", "preemption", True, "preempted"),
+        ("slurm_cancel", "preemption", False, PROGRESSING),  # an earlier attempt's line (append)
+        ("slurm_cancel", "node_fail", True, "node_fail"),
         ("slurm_cancel", "user_cancel", True, "cancelled"),
-        ("oom_kill", "oom", True, "failed"),
+        ("oom_kill", "oom", True, "out_of_memory"),
         ("nccl_timeout", "nccl_timeout", True, "failed"),
         ("oom_kill", "oom", False, PROGRESSING),  # a step died, training went on after it
     ],
@@ -208,7 +208,7 @@ def test_hard_death_markers_override(kind: str, cause: str, final: bool, verdict
 def test_requeue_in_the_same_poll_ignores_the_old_kill_line() -> None:
     job = Job()
     job.poll(T0 + 3 * H, 10, attempt="1")
-    marker = {"kind": "slurm_cancel", "cause": "preempt", "severity": "hard", "final": True}
+    marker = {"kind": "slurm_cancel", "cause": "preemption", "severity": "hard", "final": True}
     d = job.poll(T0 + 4 * H, 2, attempt="2", markers=[marker])
     assert d.verdict == UNVERIFIED
 

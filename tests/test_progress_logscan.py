@@ -208,9 +208,9 @@ PROGRESS = b"\r 40%|####      | 200/500 [10:00<15:00,  3.00s/it]\n"
 STEPD = b"slurmstepd: error: *** "
 DEATHS = [
     (STEPD + b"JOB 4812345 ON gpu012 CANCELLED AT 2025-06-01T12:30:05 DUE TO TIME LIMIT ***",
-     "slurm_cancel", "timelimit"),
+     "slurm_cancel", "time_limit"),
     (STEPD + b"JOB 4812345 ON gpu012 CANCELLED AT 2025-06-01T12:30:05 DUE TO PREEMPTION ***",
-     "slurm_cancel", "preempt"),
+     "slurm_cancel", "preemption"),
     (STEPD + b"JOB 77 ON n3 CANCELLED AT 2025-06-01T12:30:05 DUE TO NODE FAILURE, "
      b"SEE SLURMCTLD LOG FOR DETAILS ***", "slurm_cancel", "node_fail"),
     (STEPD + b"JOB 77 ON n3 CANCELLED AT 2025-06-01T12:30:05 DUE TO JOB REQUEUE ***",
@@ -218,7 +218,7 @@ DEATHS = [
     (STEPD + b"STEP 4812345.0 ON gpu012 CANCELLED AT 2025-06-01T12:30:05 ***",
      "slurm_cancel", "user_cancel"),
     (STEPD + b"JOB 12 CANCELLED AT 2019-01-01T00:00:00 DUE TO TIME LIMIT ***",
-     "slurm_cancel", "timelimit"),
+     "slurm_cancel", "time_limit"),
     (STEPD + b"JOB 12 ON n1 FAILED (non-zero exit code or other failure mode) ***",
      "slurm_failed", "user_code"),
     (b"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4812345.batch. Some of your "

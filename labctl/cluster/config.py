@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labctl.errors import ConfigError
-from labctl.parse.slurm.verdict import VERDICTS
+from labctl.verdicts import SCHEDULER_VERDICTS
 
 SCHEDULERS = ("slurm", "command")
 # Fields a command scheduler's row can be mapped onto (labctl name -> kind of value).
@@ -246,9 +246,10 @@ def _check_scheduler(chk: _Checker, cfg: ClusterConfig, table: Mapping[str, Any]
                 "fields",
             )
     for state, verdict in cfg.states.items():
-        if verdict not in VERDICTS:
+        if verdict not in SCHEDULER_VERDICTS:
             raise chk.fail(
-                f"states: {state!r} maps to {verdict!r}, not one of {', '.join(VERDICTS)}",
+                f"states: {state!r} maps to {verdict!r}, "
+                f"not one of {', '.join(SCHEDULER_VERDICTS)}",
                 "states",
             )
 

@@ -21,11 +21,12 @@ from typing import Any
 
 from labctl.backends.jobtable import read_job_table
 from labctl.backends.transport import Transport
-from labctl.cluster.config import MAPPABLE_FIELDS, VERDICTS, ClusterConfig
+from labctl.cluster.config import MAPPABLE_FIELDS, ClusterConfig
 from labctl.cluster.slurm import split_skipped
 from labctl.errors import BackendError
 from labctl.poll.examine import examine
 from labctl.poll.model import Known, Snapshot, job_key
+from labctl.verdicts import SCHEDULER_VERDICTS
 
 _TIME_KEYS = {"submit_time": "submit_epoch", "start_time": "start_epoch", "end_time": "end_epoch"}
 
@@ -112,7 +113,7 @@ def verdict_for(state: str | None, states: Mapping[str, str]) -> tuple[str, str 
     folded = {k.casefold(): v for k, v in states.items()}
     if state.casefold() in folded:
         return folded[state.casefold()], None
-    if state.casefold() in VERDICTS:
+    if state.casefold() in SCHEDULER_VERDICTS:
         return state.casefold(), None
     return "unknown", "unmapped_state"
 

@@ -21,6 +21,7 @@ import typer
 from labctl.commands.diagnose_schema import SCHEMAS
 from labctl.context import Context
 from labctl.errors import UsageError
+from labctl.verdicts import NEEDS_DIAGNOSIS
 
 __all__ = ["SCHEMAS", "cli"]
 EXAMPLES = [
@@ -30,18 +31,6 @@ EXAMPLES = [
     "labctl diagnose --catalog --format table",
     "labctl diagnose --explain cuda_oom",
 ]
-FAILED_VERDICTS = frozenset(
-    {
-        "failed",
-        "timeout",
-        "out_of_memory",
-        "node_fail",
-        "preempted",
-        "cancelled",
-        "unknown",
-        "running-stalled",
-    }
-)
 LOG_SUFFIXES = (".log", ".out", ".err", ".txt", ".gz")
 
 
@@ -125,7 +114,7 @@ def run(
         from labctl.stream import read_records
 
         for rec in read_records(lc, input):
-            if rec.get("kind") == "job" and (all_jobs or rec.get("verdict") in FAILED_VERDICTS):
+            if rec.get("kind") == "job" and (all_jobs or rec.get("verdict") in NEEDS_DIAGNOSIS):
                 rec, errors = diagnose_job(lc, rec, opts)
                 yield from errors
             if grouped and isinstance(rec.get("diagnosis"), dict):

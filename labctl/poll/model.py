@@ -13,14 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labctl.records import rfc3339
+from labctl.verdicts import TERMINAL
 
 # (job_id_raw, array task or -1, submit epoch or 0): ids are reused, array tasks share
 # the master's raw id with the pending group, and a requeue resets the submit time.
 Key = tuple[str, int, int]
 
-TERMINAL_VERDICTS = frozenset(
-    {"completed", "failed", "timeout", "preempted", "cancelled", "out_of_memory", "node_fail"}
-)
+TERMINAL_VERDICTS = TERMINAL
 # Fields whose change makes `changed_since_last_poll` true.
 WATCHED_FIELDS = (
     "state",

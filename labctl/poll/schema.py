@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from labctl.parse.slurm.verdict import VERDICTS as SCHEDULER_VERDICTS
 from labctl.schemas import (
     BYTES,
     COMMON,
@@ -14,9 +13,10 @@ from labctl.schemas import (
     TIME,
     record,
 )
+from labctl.verdicts import ALL_VERDICTS
 
 # the scheduler verdicts, plus the three a running job gets from its progress
-VERDICTS = [*SCHEDULER_VERDICTS, "running-progressing", "running-stalled", "running-unverified"]
+VERDICTS = [str(v) for v in ALL_VERDICTS]
 
 _OBJ_OR_NULL = {"type": ["object", "null"]}
 PROGRESS = {
@@ -73,7 +73,7 @@ JOB = record(
     "running-stalled (no rise past the allowance on two consecutive polls) or "
     "running-unverified (first sighting, no readable counter, or start-up grace), or a "
     "terminal verdict when a death marker in its log says it is dying (cause: nccl_timeout, "
-    "timelimit, oom, user_code…). Verdicts that need a person (exit 1): failed, timeout, "
+    "time_limit, oom, user_code…). Verdicts that need a person (exit 1): failed, timeout, "
     "out_of_memory, node_fail, unknown, running-stalled. `unknown` means neither the "
     "queue nor accounting knows the job any more (cause `vanished`), never a guess of "
     "`completed`. A finished job is emitted by the poll that first sees it finished (or "

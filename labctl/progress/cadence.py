@@ -12,7 +12,8 @@ poller's clock), nothing is read or written here. The rules:
   than the allowance = max(2 poll intervals, 3 x p90 of the job's own inter-advance
   intervals, floor 45 min) + a phase allowance (checkpoint save, eval), or a per-job override.
 - A hard death marker (slurmstepd kill line, oom-kill, NCCL watchdog timeout) with no progress
-  after it overrides with a terminal verdict: timeout / preempted / cancelled / failed. A soft
+  after it overrides with the terminal verdict its cause stands for (`labctl.verdicts.
+  CAUSE_VERDICT`: timeout / preempted / node_fail / cancelled / out_of_memory / failed). A soft
   one (a final traceback, CUDA OOM/error, srun task exit) becomes `failed` when the next poll
   shows no growth since.
 """
@@ -24,19 +25,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-PROGRESSING = "running-progressing"
-STALLED = "running-stalled"
-UNVERIFIED = "running-unverified"
-_TERMINAL = {
-    "timelimit": "timeout",
-    "preempt": "preempted",
-    "node_fail": "preempted",
-    "requeue": "preempted",
-    "user_cancel": "cancelled",
-    "oom": "failed",
-    "nccl_timeout": "failed",
-    "user_code": "failed",
-}
+from labctl.verdicts import CAUSE_VERDICT, Verdict
+
+PROGRESSING = Verdict.PROGRESSING
+STALLED = Verdict.STALLED
+UNVERIFIED = Verdict.UNVERIFIED
 
 
 @dataclass(frozen=True)
@@ -191,7 +184,7 @@ def decide(
     hard = _terminal(markers, requeued)
     soft = [m for m in markers if m.get("severity") == "soft" and m.get("final")]
     if hard is not None:
-        verdict, cause = _TERMINAL.get(hard["cause"], "failed"), hard["cause"]
+        verdict, cause = CAUSE_VERDICT.get(hard["cause"], Verdict.FAILED), hard["cause"]
         ev.insert(0, f"death marker {hard['kind']}: {hard.get('line', '')}")
     elif soft:
         m = soft[-1]
@@ -205,7 +198,7 @@ def decide(
             ev.append(f"log grew after the {st.suspect['kind']}: not treated as a death")
             st.suspect = None
         else:
-            verdict, cause = "failed", st.suspect.get("cause") or "user_code"
+            verdict, cause = Verdict.FAILED, st.suspect.get("cause") or "user_code"
             what = st.suspect.get("detail") or st.suspect.get("line")
             ev.insert(0, f"{st.suspect['kind']} with no growth since: {what}")
     progress = {

@@ -13,20 +13,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-# slurmstepd (src/slurmd/slurmstepd/req.c): "*** %s ON %s CANCELLED AT %s DUE TO TIME LIMIT ***"
-# and the PREEMPTION / NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS / JOB REQUEUE variants; a
-# plain "*** JOB 12 ON n1 CANCELLED AT <t> ***" is a scancel. Old releases omit "ON <node>".
-_SLURM = re.compile(
-    rb"\*\*\* (?:JOB|STEP) (?P<id>\S+)(?: ON (?P<host>\S+))? (?:CANCELLED AT (?P<at>.+?)"
-    rb"(?: DUE TO (?P<due>[A-Z][A-Z ]*[A-Z]))?(?:,[^*\r\n]*)?|(?P<failed>FAILED \([^)\r\n]*\)))"
-    rb" \*\*\*"
-)
-_DUE = {
-    b"TIME LIMIT": "timelimit",
-    b"PREEMPTION": "preempt",
-    b"NODE FAILURE": "node_fail",
-    b"JOB REQUEUE": "requeue",
-}
+from labctl.verdicts import KILLED, kill_lines
+
 # (kind, literal pre-check, line regex, cause, severity)
 _SIMPLE: tuple[tuple[str, bytes, re.Pattern[bytes], str, str], ...] = (
     ("oom_kill", b"oom-kill", re.compile(rb"Detected \d+ oom-kill event|oom-kill"), "oom", "hard"),
@@ -70,7 +58,8 @@ class Marker:
     # slurm_cancel | slurm_failed | oom_kill | nccl_timeout | cuda_oom | cuda_error | srun_task
     # | traceback
     kind: str
-    # timelimit | preempt | node_fail | requeue | user_cancel | oom | nccl_timeout | user_code
+    # a cause of labctl.verdicts (CAUSE_VERDICT): time_limit | preemption | node_fail | requeue
+    # | user_cancel | oom | nccl_timeout | user_code
     cause: str
     severity: str  # hard | soft
     line: str
@@ -106,12 +95,11 @@ def find_markers(buf: bytes, base: int = 0, limit: int = 16) -> list[Marker]:
         count = prev.count + 1 if prev else 1
         found[(kind, cause)] = Marker(kind, cause, severity, _text(line), base + start, count)
 
-    if b"*** " in buf:
-        for m in _SLURM.finditer(buf):
-            if m["failed"]:
-                add("slurm_failed", "user_code", "hard", m.start())
-            else:
-                add("slurm_cancel", _DUE.get(m["due"] or b"", "user_cancel"), "hard", m.start())
+    for pos, kill in kill_lines(buf):
+        if kill is None:
+            add("slurm_failed", "user_code", "hard", pos)
+        else:
+            add("slurm_cancel", KILLED[kill][1], "hard", pos)
     for kind, literal, pattern, cause, severity in _SIMPLE:
         if literal in buf:
             for m in pattern.finditer(buf):

@@ -17,25 +17,26 @@ from labctl.render.buckets import (
     thresholds_from_config,
 )
 from labctl.render.tables import cell, new_table
+from labctl.verdicts import CUT_SHORT, Verdict
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from labctl.context import Context
 
-VERDICT_MARKS = {
-    "running-progressing": ("▲", "green"),
-    "running": ("▶", ""),
-    "running-unverified": ("?", "yellow"),
-    "running-stalled": ("⚠", "bold red"),
-    "pending": ("…", ""),
-    "completed": ("✓", "green"),
-    "cancelled": ("⊘", ""),
-    "preempted": ("↻", "yellow"),
+VERDICT_MARKS: dict[str, tuple[str, str]] = {
+    Verdict.PROGRESSING: ("▲", "green"),
+    Verdict.RUNNING: ("▶", ""),
+    Verdict.UNVERIFIED: ("?", "yellow"),
+    Verdict.STALLED: ("⚠", "bold red"),
+    Verdict.PENDING: ("…", ""),
+    Verdict.COMPLETED: ("✓", "green"),
+    Verdict.CANCELLED: ("⊘", ""),
+    Verdict.PREEMPTED: ("↻", "yellow"),
 }
 FAILED = ("✗", "bold red")  # failed, timeout, out_of_memory, node_fail, unknown
-# how an earlier attempt of a requeued job can have ended, worth a word in its verdict cell
-TERMINAL_AFTER = frozenset({"preempted", "node_fail", "failed", "timeout", "out_of_memory"})
+# verdicts whose cell says why (the cause, or the diagnosis) when nothing else does
+_QUIET = frozenset({Verdict.PROGRESSING, Verdict.COMPLETED, Verdict.PENDING, Verdict.RUNNING})
 
 
 def human_duration(seconds: float | None) -> str:
@@ -52,7 +53,7 @@ def human_duration(seconds: float | None) -> str:
 
 
 def _age(rec: dict[str, Any], now: float) -> float | None:
-    if rec.get("elapsed_s") is not None and rec.get("verdict") != "pending":
+    if rec.get("elapsed_s") is not None and rec.get("verdict") != Verdict.PENDING:
         return float(rec["elapsed_s"])
     start = parse_rfc3339(rec.get("start_time")) or parse_rfc3339(rec.get("submit_time"))
     return None if start is None else now - start
@@ -95,7 +96,7 @@ def _verdict(rec: dict[str, Any]) -> tuple[str, str]:
     restarts = rec.get("restarts")
     if isinstance(restarts, int) and restarts > 0:  # requeued (preempted, node failure …)
         ended = rec.get("previous_verdict")
-        text += f" ↻{restarts}" + (f" after {ended}" if ended in TERMINAL_AFTER else "")
+        text += f" ↻{restarts}" + (f" after {ended}" if ended in CUT_SHORT else "")
     return text, style
 
 
@@ -137,7 +138,7 @@ def render(records: list[dict[str, Any]], console: Console, ctx: Context) -> Non
                 (verdict, vstyle),
                 (human_duration(_age(rec, now)), ""),
                 (cell(progress, 40), ""),
-                (changed, "bold red" if rec.get("verdict") == "running-stalled" else ""),
+                (changed, "bold red" if rec.get("verdict") == Verdict.STALLED else ""),
             ]
             if bucket == "RL":
                 sig = rl_signals(rec)
@@ -155,11 +156,11 @@ def render(records: list[dict[str, Any]], console: Console, ctx: Context) -> Non
 
 def _why(rec: dict[str, Any]) -> str:
     diag = rec.get("diagnosis") or {}
-    if rec.get("verdict") == "cancelled" and diag.get("category") in (None, "cancelled"):
+    if rec.get("verdict") == Verdict.CANCELLED and diag.get("category") in (None, "cancelled"):
         return str(rec.get("cause") or "cancelled")  # user_cancel / admin_cancel: no fix
     if diag.get("category") and diag.get("category") != "healthy":
         fix = diag.get("fix") or ""
         return f"{diag['category']}: {fix}".strip().rstrip(":")
-    if rec.get("verdict") not in ("running-progressing", "completed", "pending", "running"):
+    if rec.get("verdict") not in _QUIET:
         return str(rec.get("cause") or rec.get("reason") or "")
     return ""

@@ -32,22 +32,13 @@ node_fail, an oom-kill line -> out_of_memory.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
-VERDICTS: tuple[str, ...] = (
-    "pending",
-    "running",
-    "completed",
-    "failed",
-    "timeout",
-    "preempted",
-    "cancelled",
-    "out_of_memory",
-    "node_fail",
-    "unknown",
-)
+from labctl.verdicts import BLOCKED_CAUSES, SCHEDULER_VERDICTS, kill_markers
+
+VERDICTS = SCHEDULER_VERDICTS
+__all__ = ["BLOCKED_CAUSES", "VERDICTS", "classify", "kill_markers", "pending_cause", "verdict"]
 
 _STATE_VERDICT: dict[str, tuple[str, str | None]] = {
     "CONFIGURING": ("pending", "configuring"),
@@ -89,7 +80,6 @@ _CANNOT_RUN_REASONS = frozenset(
         "FrontEndDown",
     }
 )
-BLOCKED_CAUSES = frozenset({"held", "dependency_never_satisfied", "cannot_run"})
 
 
 def pending_cause(reason: str | None) -> str:
@@ -110,30 +100,6 @@ def pending_cause(reason: str | None) -> str:
     if r in _CANNOT_RUN_REASONS:
         return "cannot_run"
     return "queued"
-
-
-_KILL = r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ "
-_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("time_limit", re.compile(_KILL + "DUE TO TIME LIMIT")),
-    ("preemption", re.compile(_KILL + "DUE TO PREEMPTION")),
-    ("node_failure", re.compile(_KILL + "DUE TO NODE FAIL")),
-    ("requeue", re.compile(_KILL + "DUE TO JOB REQUEUE")),
-    ("cancelled", re.compile(_KILL + r"\*\*\*")),
-    (
-        "oom",
-        re.compile(
-            r"oom-kill event|Exceeded job memory limit|exceeded memory limit|"
-            r"Out Of Memory|oom_kill",
-            re.IGNORECASE,
-        ),
-    ),
-)
-
-
-def kill_markers(log_text: str) -> frozenset[str]:
-    """slurmstepd's fingerprints in a job log tail: `time_limit`, `preemption`,
-    `node_failure`, `requeue`, `cancelled` (plain scancel) and `oom`."""
-    return frozenset(name for name, rx in _MARKERS if rx.search(log_text))
 
 
 def classify(
