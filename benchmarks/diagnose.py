@@ -240,12 +240,12 @@ def hwm():
             return int(line.split()[1])
 from labctl.backends.transport import Transport
 from labctl.diagnose import default_catalog, diagnose_chunks
-from labctl.diagnose.jobs import remote_read
+from labctl.diagnose.jobs import Reach, remote_read
 default_catalog()
 t = Transport(host={host!r}, ssh_options={opts!r})
 t.run(["true"], timeout=30)  # the ControlMaster is up, as in a poll | diagnose sweep
 t0 = time.perf_counter()
-d = diagnose_chunks(remote_read(t, {path!r}, None), source={path!r})
+d = diagnose_chunks(remote_read(Reach(t, 60.0), {path!r}, None), source={path!r})
 t1 = time.perf_counter()
 print(json.dumps({{"wall": t1 - t0, "category": d["category"], "bytes_read": d["bytes_read"],
   "rss_kb": hwm()}}))

@@ -34,10 +34,10 @@ from labctl.backends.script import LOGIN_USER
 from labctl.backends.slurm_state import SlurmQuery, rejoin_rows, state_commands
 from labctl.cluster.config import ClusterConfig
 from labctl.cluster.slurm import combine
+from labctl.cluster.snapshot import Snapshot
 from labctl.parse.slurm import SACCT_FIELDS, SLURM_ENV, sacct_jobs
 from labctl.poll.core import PollSettings, known_for, run
 from labctl.poll.merge import merge
-from labctl.poll.model import Snapshot
 from labctl.poll.store import Store
 
 D = "\x1f"

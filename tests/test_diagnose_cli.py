@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -155,6 +157,28 @@ def test_job_logs_are_read_on_the_cluster_over_ssh(tmp_path: Path) -> None:
     assert kinds == ["error", "job"] and down.records[0]["reason"] == "unreachable"
     assert down.records[1]["diagnosis"]["decided_by"] in ("exit_code", "scheduler", "none")
     assert down.code == 3
+
+
+def test_a_hung_log_read_on_a_cluster_gives_up_at_the_clusters_timeout(tmp_path: Path) -> None:
+    """diagnose reaches a cluster as poll does: its `timeout_s` bounds a tail read (a log
+    that never answers, here a FIFO nobody writes, is a `timeout` error, not a hang)."""
+    if not SSH_CONFIG.exists():
+        pytest.fail("the test sshd is not running: run scripts/sshd-up (scripts/test does)")
+    fifo = tmp_path / "stuck.err"
+    os.mkfifo(fifo)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        f'[[clusters]]\nname = "c2"\nhost = "labctl-test"\nssh_options = ["-F", "{SSH_CONFIG}"]\n'
+        "timeout_s = 3\n"
+    )
+    job = _job(fifo, cluster="c2")
+    start = time.monotonic()
+    res = run_labctl(
+        "diagnose", input=json.dumps(job) + "\n", env={"LABCTL_CONFIG": str(cfg)}, timeout=60
+    )
+    assert time.monotonic() - start < 30
+    assert [r["kind"] for r in res.records] == ["error", "job"]
+    assert res.records[0]["reason"] == "timeout" and res.code == 3
 
 
 def test_full_reads_the_whole_remote_log_streamed_and_gz_is_decompressed(tmp_path: Path) -> None:

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from labctl.backends.script import LOGIN_USER, Script, parse_sections, shell_word
 from labctl.backends.slurm_state import SlurmQuery, rejoin_rows, state_commands
+from labctl.cluster.snapshot import Snapshot, job_key
 from labctl.parse.slurm import SACCT_FIELDS, sacct_jobs
 from labctl.poll.merge import merge
-from labctl.poll.model import Snapshot, StoredJob, job_key
+from labctl.poll.model import StoredJob
 from labctl.records import rfc3339
 
 

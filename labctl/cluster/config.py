@@ -6,7 +6,7 @@ nothing is polled when any cluster is misconfigured. Keys:
     name          unique; letters, digits, `.`, `_`, `-`
     host          "local" (default) or an SSH host alias from ~/.ssh/config
     ssh_options   extra ssh arguments, e.g. ["-F", "/path/ssh_config"]
-    scheduler     "slurm" (default) or "command"
+    scheduler     "slurm" (default) or "command" (labctl.cluster.scheduler.SCHEDULERS)
     users         whose jobs to watch (default: the login user on the cluster)
     accounts      SLURM accounts to watch (ANDed with users by SLURM)
     all_users     true: every user's jobs (overrides users)
@@ -33,61 +33,30 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from labctl.errors import ConfigError
-from labctl.verdicts import SCHEDULER_VERDICTS
+from labctl.cluster.scheduler import SCHEDULERS, check_config, owner_of
+from labctl.errors import ConfigError, UsageError
 
-SCHEDULERS = ("slurm", "command")
-# Fields a command scheduler's row can be mapped onto (labctl name -> kind of value).
-MAPPABLE_FIELDS: dict[str, str] = {
-    "job_id": "text",
-    "name": "text",
-    "user": "text",
-    "account": "text",
-    "partition": "text",
-    "state": "text",
-    "reason": "text",
-    "cause": "text",
-    "exit_code": "int",
-    "signal": "int",
-    "submit_time": "time",
-    "start_time": "time",
-    "end_time": "time",
-    "elapsed_s": "number",
-    "time_limit_s": "number",
-    "node_list": "text",
-    "n_nodes": "int",
-    "work_dir": "text",
-    "stdout": "text",
-    "stderr": "text",
-    "array_job_id": "text",
-    "array_task_id": "int",
-}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _WORD = re.compile(r"^[^\s,]+$")
 _PROJECT = re.compile(r"^[\w.-]+/[\w.-]+$")
-KEYS = frozenset(
+# Keys every cluster takes; each scheduler adds its own (labctl.cluster.scheduler).
+COMMON_KEYS = frozenset(
     {
         "name",
         "host",
         "ssh_options",
         "scheduler",
         "users",
-        "accounts",
         "all_users",
         "skip",
         "timeout_s",
         "path_prepend",
-        "accounting",
-        "command",
-        "rows",
-        "fields",
-        "states",
         "progress_regex",
         "results",
         "wandb_project",
     }
 )
-_COMMAND_ONLY = ("command", "rows", "fields", "states")
+KEYS = COMMON_KEYS | {k for spec in SCHEDULERS.values() for k in spec.keys}
 
 
 @dataclass(frozen=True)
@@ -110,6 +79,7 @@ class ClusterConfig:
     progress_regex: str | None = None
     results: tuple[str, ...] = ()
     wandb_project: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)  # the scheduler's own keys
 
     @property
     def is_local(self) -> bool:
@@ -219,6 +189,7 @@ def cluster_from_table(
         progress_regex=chk.text("progress_regex"),
         results=chk.words("results"),
         wandb_project=chk.text("wandb_project", pattern=_PROJECT),
+        options={k: table[k] for k in SCHEDULERS[scheduler].keys if k in table},
     )
     _check_scheduler(chk, cfg, table)
     _check_progress(chk, cfg)
@@ -226,32 +197,11 @@ def cluster_from_table(
 
 
 def _check_scheduler(chk: _Checker, cfg: ClusterConfig, table: Mapping[str, Any]) -> None:
-    if cfg.scheduler == "slurm":
-        extra = [k for k in _COMMAND_ONLY if k in table]
-        if extra:
-            raise chk.fail(f'{extra[0]} is only for scheduler = "command"', extra[0])
-        return
-    if cfg.command is None:
-        raise chk.fail('scheduler = "command" needs command = "<shell command>"', "command")
-    if "accounting" in table:
-        raise chk.fail('accounting is only for scheduler = "slurm"', "accounting")
-    if cfg.accounts:
-        raise chk.fail('accounts is only for scheduler = "slurm"', "accounts")
-    for target in cfg.fields:
-        if target not in MAPPABLE_FIELDS:
-            hint = difflib.get_close_matches(target, list(MAPPABLE_FIELDS), n=1)
-            raise chk.fail(
-                f"fields: {target!r} is not a job field"
-                + (f" (did you mean {hint[0]!r}?)" if hint else ""),
-                "fields",
-            )
-    for state, verdict in cfg.states.items():
-        if verdict not in SCHEDULER_VERDICTS:
-            raise chk.fail(
-                f"states: {state!r} maps to {verdict!r}, "
-                f"not one of {', '.join(SCHEDULER_VERDICTS)}",
-                "states",
-            )
+    check_config(cfg, chk.fail)
+    for key in table:
+        owner = owner_of(key)
+        if owner is not None and owner != cfg.scheduler:
+            raise chk.fail(f'{key} is only for scheduler = "{owner}"', key)
 
 
 def _check_progress(chk: _Checker, cfg: ClusterConfig) -> None:
@@ -283,8 +233,6 @@ def clusters_from_config(
         seen.add(cfg.name)
         clusters.append(cfg)
     if only:
-        from labctl.errors import UsageError
-
         missing = [n for n in only if n not in seen]
         if missing:
             raise UsageError(
@@ -292,3 +240,23 @@ def clusters_from_config(
             )
         clusters = [c for c in clusters if c.name in set(only)]
     return clusters
+
+
+def configured_clusters(config: Any, only: Sequence[str] = ()) -> list[ClusterConfig]:
+    """The `[[clusters]]` of a loaded labctl config, validated (`timeout_s` defaults to
+    `poll.timeout_s`); `only` selects clusters by name."""
+    return clusters_from_config(
+        config.table_list("clusters"), default_timeout=config.get("poll.timeout_s"), only=only
+    )
+
+
+def cluster_named(config: Any, name: str | None) -> ClusterConfig | None:
+    """The configured cluster of this name, validated as poll validates it; None when no
+    configured cluster has that name."""
+    if not name:
+        return None
+    tables = [t for t in config.table_list("clusters") if t.get("name") == name]
+    if not tables:
+        return None
+    (cluster,) = clusters_from_config(tables, default_timeout=config.get("poll.timeout_s"))
+    return cluster

@@ -1,4 +1,4 @@
-"""The SLURM adapter: squeue + sacct (one round trip), then the logs (a second one).
+"""The SLURM scheduler adapter: squeue + sacct in one round trip, as jobs of facts.
 
 Which source wins for a job both know:
 - squeue, while the job is not over (slurmctld is the live truth; slurmdbd can lag);
@@ -12,27 +12,23 @@ Log paths: squeue's STDOUT/STDERR patterns resolved like slurmstepd; after the M
 purge, the path the store remembered; else `-o`/`-e` from sacct's SubmitLine; else SLURM's
 default name (`slurm-%j.out` in WorkDir), reported only if that file exists.
 
-Kill fingerprints: for a FAILED or CANCELLED job not yet reported as such, the last 8 KiB
-of its stderr are read and slurmstepd's `DUE TO TIME LIMIT / PREEMPTION / NODE FAILURE`
-and oom-kill lines refine the verdict (`log_markers` says which were found).
-`FAILED` with signal 9 and a CANCELLED `.batch` step (OverMemoryKill without cgroups) is
-`out_of_memory` with cause `memory_limit`: an inference, said so by the cause; with an
-oom line in the log the cause is `oom`.
+A failed job's log may end with slurmstepd's kill line (`kill_lines`): poll reads the
+tail of each fresh failure (`labctl.poll.examine`).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import time
-from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
 
 from labctl.backends.slurm_state import SlurmQuery, read_state
 from labctl.backends.transport import Transport
 from labctl.cluster.config import ClusterConfig
-from labctl.poll.examine import examine
-from labctl.poll.model import Known, Snapshot, StoredJob, is_terminal, job_key
+from labctl.cluster.snapshot import Ask, Snapshot, job_key, split_skipped
+from labctl.parse.slurm.table import TERMINAL_STATES
 
 _PLACEHOLDER_NAMES = frozenset({"allocation", ""})
 
@@ -40,7 +36,7 @@ _PLACEHOLDER_NAMES = frozenset({"allocation", ""})
 def _pick(live: dict[str, Any], done: dict[str, Any] | None) -> dict[str, Any]:
     if done is None:
         return dict(live, source="squeue")
-    if not is_terminal(live) or not is_terminal(done):
+    if live.get("state") not in TERMINAL_STATES or done.get("state") not in TERMINAL_STATES:
         job = dict(live, source="squeue+sacct")
         for k in ("submit_line", "work_dir"):
             if job.get(k) is None:
@@ -65,23 +61,9 @@ def combine(live: Iterable[dict[str, Any]], done: Iterable[dict[str, Any]]) -> l
     return out
 
 
-def split_skipped(
-    jobs: Iterable[dict[str, Any]], patterns: tuple[str, ...]
-) -> tuple[list[dict[str, Any]], Counter[str]]:
-    kept: list[dict[str, Any]] = []
-    skipped: Counter[str] = Counter()
-    for job in jobs:
-        name = job.get("name") or ""
-        hit = next((p for p in patterns if fnmatch.fnmatchcase(name, p)), None)
-        if hit is None:
-            kept.append(job)
-        else:
-            skipped[hit] += 1
-    return kept, skipped
-
-
-def assign_log_paths(job: dict[str, Any], stored: StoredJob | None) -> None:
-    """Set job["stdout"]/["stderr"] (and `log_guessed` for SLURM's default name)."""
+def assign_log_paths(job: dict[str, Any], remembered: tuple[str | None, str | None] | None) -> None:
+    """Set job["stdout"]/["stderr"] (and `log_guessed` for SLURM's default name);
+    `remembered`: the (stdout, stderr) the store kept from an earlier poll."""
     from labctl.parse.slurm import log_job, resolve_log_paths, submit_line_log_patterns
 
     job["log_guessed"] = False
@@ -91,8 +73,8 @@ def assign_log_paths(job: dict[str, Any], stored: StoredJob | None) -> None:
         return
     if job.get("stdout_pattern") is not None:
         out, err = resolve_log_paths(job["stdout_pattern"], job.get("stderr_pattern"), ljob)
-    elif stored is not None and stored.stdout:
-        out, err = stored.stdout, stored.stderr
+    elif remembered is not None and remembered[0]:
+        out, err = remembered
     else:
         pat_out, pat_err = submit_line_log_patterns(job.get("submit_line"))
         out, err = resolve_log_paths(pat_out, pat_err, ljob)
@@ -100,31 +82,45 @@ def assign_log_paths(job: dict[str, Any], stored: StoredJob | None) -> None:
     job["stdout"], job["stderr"] = out, err
 
 
-def poll(cluster: ClusterConfig, known: Known, transport: Transport, deadline: float) -> Snapshot:
-    query = SlurmQuery(
-        users=cluster.users,
-        accounts=cluster.accounts,
-        all_users=cluster.all_users,
-        known_ids=known.active_ids,
-        since=known.since if cluster.accounting else None,
-        accounting=cluster.accounting,
-    )
-    state = read_state(
-        transport,
-        query,
-        timeout=max(0.1, deadline - time.monotonic()),
-        path_prepend=cluster.path_prepend,
-    )
-    jobs, skipped = split_skipped(combine(state.squeue, state.sacct), cluster.skip)
-    for job in jobs:
-        assign_log_paths(job, known.jobs.get(job_key(job)))
-    snap = Snapshot(
-        now=state.now,
-        jobs=jobs,
-        user=state.user,
-        skipped=skipped,
-        commands=state.commands,
-        elapsed_s=state.elapsed_s,
-    )
-    examine(transport, cluster, known, snap, deadline)
-    return snap
+@dataclass
+class SlurmScheduler:
+    cluster: ClusterConfig
+    transport: Transport
+    kill_lines: ClassVar[bool] = True
+
+    def read(self, ask: Ask, deadline: float) -> Snapshot:
+        cluster = self.cluster
+        since = ask.since if cluster.accounting else None
+        query = SlurmQuery(
+            users=cluster.users,
+            accounts=cluster.accounts,
+            all_users=cluster.all_users,
+            known_ids=ask.active_ids,
+            since=since,
+            accounting=cluster.accounting,
+        )
+        state = read_state(
+            self.transport,
+            query,
+            timeout=max(0.1, deadline - time.monotonic()),
+            path_prepend=cluster.path_prepend,
+        )
+        jobs, skipped = split_skipped(combine(state.squeue, state.sacct), cluster.skip)
+        for job in jobs:
+            assign_log_paths(job, ask.logs.get(job_key(job)))
+        return Snapshot(
+            now=state.now,
+            jobs=jobs,
+            user=state.user,
+            skipped=skipped,
+            commands=state.commands,
+            elapsed_s=state.elapsed_s,
+            # `sacct --duplicates --jobs` also returns jobs from before the window
+            window_start=since,
+        )
+
+
+def make(
+    cluster: ClusterConfig, transport: Transport, *, state_dir: Path | None = None
+) -> SlurmScheduler:
+    return SlurmScheduler(cluster, transport)

@@ -85,14 +85,12 @@ def progress_settings(cfg: Any, state_dir: Any = None) -> Any:
 def run(
     lc: Context, clusters: list[str], since: str | None, changed_only: bool
 ) -> Iterator[dict[str, Any]]:
-    from labctl.cluster.config import clusters_from_config
+    from labctl.cluster.config import configured_clusters
     from labctl.poll.core import PollSettings
     from labctl.poll.core import run as poll_run
 
     cfg = lc.config
-    chosen = clusters_from_config(
-        cfg.table_list("clusters"), default_timeout=cfg.get("poll.timeout_s"), only=clusters
-    )
+    chosen = configured_clusters(cfg, only=clusters)
     settings = PollSettings(
         progress=progress_settings(cfg, lc.state_dir),
         lock_wait_s=cfg.get("poll.lock_wait_s"),

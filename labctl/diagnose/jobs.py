@@ -10,6 +10,7 @@ through (`cat`, constant memory). The best-explained diagnosis of the two logs i
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from labctl.diagnose.engine import diagnose_chunks, diagnose_path
@@ -18,23 +19,32 @@ from labctl.errors import BackendError
 from labctl.records import error_record
 
 MISSING = "labctl: no such log"  # what remote_read says on stderr when the file is gone
-TAIL_READ_TIMEOUT = 120.0  # seconds for one bounded tail read over SSH
 FULL_READ_TIMEOUT = 1800.0  # `--full` streams the whole log: minutes for tens of GB
 
 
-def transport_for(config: Any, name: str | None) -> Any:
-    """The Transport of a configured cluster (validated as poll validates it), or None
-    when the record names no configured cluster (its logs are then read locally)."""
-    if not name:
-        return None
-    from labctl.cluster.config import clusters_from_config
-    from labctl.poll.core import transport_for as poll_transport
+@dataclass(frozen=True)
+class Reach:
+    """How to read a job's logs: through the transport of its configured cluster, a bounded
+    tail read allowed the cluster's `timeout_s`."""
 
-    tables = [t for t in config.table_list("clusters") if t.get("name") == name]
-    if not tables:
+    transport: Any  # labctl.backends.transport.Transport
+    timeout_s: float
+
+    @property
+    def is_local(self) -> bool:
+        return bool(self.transport.is_local)
+
+
+def reach_for(config: Any, name: str | None) -> Reach | None:
+    """The configured cluster the record names (validated as poll validates it), or None
+    when it names none (its logs are then read locally)."""
+    from labctl.cluster.config import cluster_named
+    from labctl.cluster.scheduler import transport_for
+
+    cluster = cluster_named(config, name)
+    if cluster is None:
         return None
-    (cluster,) = clusters_from_config(tables, default_timeout=120.0)
-    return poll_transport(cluster)
+    return Reach(transport_for(cluster), cluster.timeout_s)
 
 
 def sched_of(rec: Mapping[str, Any]) -> dict[str, Any]:
@@ -65,7 +75,7 @@ def log_paths(rec: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def remote_read(transport: Any, path: str, nbytes: int | None) -> Iterator[bytes]:
+def remote_read(reach: Reach, path: str, nbytes: int | None) -> Iterator[bytes]:
     """A log on the cluster as a stream of chunks: its last `nbytes` (`tail -c`), or all of
     it (`cat`, streamed: `--full` on a 20 GB log holds one chunk at a time). `.gz` logs are
     decompressed on the cluster first."""
@@ -74,9 +84,9 @@ def remote_read(transport: Any, path: str, nbytes: int | None) -> Iterator[bytes
         read = f'{read} | tail -c "$2"' if path.endswith(".gz") else 'tail -c "$2" -- "$1"'
     script = f'[ -e "$1" ] || {{ echo "{MISSING}" >&2; exit 66; }}; {read}'
     argv = ["sh", "-c", script, "sh", path, str(nbytes or 0)]
-    timeout = FULL_READ_TIMEOUT if nbytes is None else TAIL_READ_TIMEOUT
+    timeout = max(FULL_READ_TIMEOUT, reach.timeout_s) if nbytes is None else reach.timeout_s
     try:
-        yield from transport.stream(argv, timeout=timeout, what=f"reading {path}")
+        yield from reach.transport.stream(argv, timeout=timeout, what=f"reading {path}")
     except BackendError as exc:
         if MISSING in str(exc):  # the same LogMissing a local read raises
             raise LogMissing(f"cannot read {path}: no such file", path=path) from None
@@ -88,13 +98,13 @@ def diagnose_job(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The record with a `diagnosis` added, and any `error` records (unreadable logs)."""
     sched = sched_of(rec)
-    transport = transport_for(lc.config, rec.get("cluster"))
+    reach = reach_for(lc.config, rec.get("cluster"))
     results: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
     missing: list[str] = []  # logs that do not exist: noted, not an error (see LogMissing)
     for path in log_paths(rec):
         try:
-            if transport is None or transport.is_local:
+            if reach is None or reach.is_local:
                 d = diagnose_path(
                     path,
                     window=opts["window"],
@@ -106,7 +116,7 @@ def diagnose_job(
                 )
             else:
                 d = diagnose_chunks(
-                    remote_read(transport, path, None if opts["full"] else opts["window"]),
+                    remote_read(reach, path, None if opts["full"] else opts["window"]),
                     sched=sched,
                     tail=not opts["full"],
                     source=path,

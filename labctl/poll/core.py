@@ -1,13 +1,14 @@
 """`labctl poll`'s core: every configured cluster, concurrently; records as each finishes.
 
     with the state lock:                        (a concurrent poll waits, then `locked`)
-        for each cluster, in a thread:          adapter(cluster, known, transport, deadline)
+        for each cluster, in a thread:          its Scheduler's read (the scheduler's round
+                                                trip), then examine (logs, progress probes)
         as each finishes (main thread):         merge with the store -> records, one
                                                 transaction per cluster
 A cluster that fails gives ONE `error` record (reason from the backend: unreachable,
 auth, timeout, command_failed, no_accounting, bad_output) and the others go on. Inputs
-come in as arguments (clusters, settings, state dir, clock, transport factory); all I/O
-happens in the adapters' backends and the store.
+come in as arguments (clusters, settings, state dir, clock, scheduler and transport
+factories); all I/O happens in the scheduler adapters, their backends and the store.
 """
 
 from __future__ import annotations
@@ -21,14 +22,17 @@ from typing import Any
 
 from labctl.backends.transport import Transport
 from labctl.cluster.config import ClusterConfig
+from labctl.cluster.scheduler import Scheduler, scheduler_for, transport_for
+from labctl.cluster.snapshot import Snapshot
 from labctl.errors import LabctlError
+from labctl.poll.examine import examine
 from labctl.poll.merge import merge
-from labctl.poll.model import Known, Snapshot
+from labctl.poll.model import Known
 from labctl.poll.running import ProgressSettings
 from labctl.poll.store import Store
 from labctl.records import error_record, rfc3339
 
-Adapter = Callable[[ClusterConfig, Known, Transport, float], Snapshot]
+SchedulerFactory = Callable[..., Scheduler]  # (cluster, transport, *, state_dir) -> Scheduler
 
 
 @dataclass(frozen=True)
@@ -42,18 +46,18 @@ class PollSettings:
     progress: ProgressSettings | None = None  # None: RUNNING stays `running`
 
 
-def adapter_for(cluster: ClusterConfig) -> Adapter:
-    if cluster.scheduler == "command":
-        from labctl.cluster.jobtable import poll as command_poll
-
-        return command_poll
-    from labctl.cluster.slurm import poll as slurm_poll
-
-    return slurm_poll
-
-
-def transport_for(cluster: ClusterConfig) -> Transport:
-    return Transport(host=cluster.host, ssh_options=cluster.ssh_options)
+def read_cluster(
+    scheduler: Scheduler,
+    cluster: ClusterConfig,
+    known: Known,
+    transport: Transport,
+    deadline: float,
+) -> Snapshot:
+    """One cluster's part of the poll (in its own thread): the scheduler's round trip, then
+    the jobs' logs and progress sources."""
+    snap = scheduler.read(known.ask(), deadline)
+    examine(transport, cluster, known, snap, deadline, kill_lines=scheduler.kill_lines)
+    return snap
 
 
 def known_for(store: Store, cluster: ClusterConfig, settings: PollSettings, now: float) -> Known:
@@ -116,9 +120,7 @@ def _cluster_records(
         forget_after_s=settings.forget_after_s,
         progress=settings.progress,
         progress_regex=cluster.progress_regex,
-        # only SLURM's `sacct -D --jobs` returns jobs from before its window; a job table's
-        # rows are what the table holds, however old
-        window_start=known.since if cluster.scheduler == "slurm" and cluster.accounting else None,
+        window_start=snap.window_start,
     )
     with store.transaction():
         store.put_jobs(cluster.name, merged.updates)
@@ -159,7 +161,7 @@ def run(
     state_dir: Path,
     settings: PollSettings,
     clock: Callable[[], float] = time.time,
-    adapter: Callable[[ClusterConfig], Adapter] = adapter_for,
+    scheduler: SchedulerFactory = scheduler_for,
     transport: Callable[[ClusterConfig], Transport] = transport_for,
 ) -> Iterator[dict[str, Any]]:
     """Poll every cluster; yield job, skipped and error records as clusters finish."""
@@ -173,7 +175,7 @@ def run(
                 clusters,
                 settings=settings,
                 clock=clock,
-                adapter=adapter,
+                scheduler=lambda c, t: scheduler(c, t, state_dir=state_dir),
                 transport=transport,
             )
         finally:
@@ -186,7 +188,7 @@ def _run_locked(
     *,
     settings: PollSettings,
     clock: Callable[[], float],
-    adapter: Callable[[ClusterConfig], Adapter],
+    scheduler: Callable[[ClusterConfig, Transport], Scheduler],
     transport: Callable[[ClusterConfig], Transport],
 ) -> Iterator[dict[str, Any]]:
     started = clock()
@@ -198,7 +200,8 @@ def _run_locked(
         futures: dict[Future[Snapshot], ClusterConfig] = {}
         for c in clusters:
             deadline = time.monotonic() + c.timeout_s
-            fut = pool.submit(adapter(c), c, knowns[c.name], transport(c), deadline)
+            reach = transport(c)
+            fut = pool.submit(read_cluster, scheduler(c, reach), c, knowns[c.name], reach, deadline)
             futures[fut] = c
         for fut in as_completed(futures):
             cluster = futures[fut]

@@ -11,9 +11,10 @@ from typing import Any
 from labctl.backends.clusterfs import TailRead, look_at_files
 from labctl.backends.transport import Transport
 from labctl.cluster.config import ClusterConfig
+from labctl.cluster.snapshot import Key, Snapshot, job_key
 from labctl.errors import BackendError
 from labctl.poll.merge import is_quiet
-from labctl.poll.model import Key, Known, Snapshot, StoredJob, job_key
+from labctl.poll.model import Known, StoredJob
 from labctl.poll.probes import DEFS, collect, probes_for
 from labctl.poll.running import ProgressSettings
 
@@ -54,6 +55,7 @@ def look_at_logs(
     timeout: float,
     since_cut: float | None = None,
     progress: ProgressSettings | None = None,
+    kill_lines: bool = False,
 ) -> None:
     """Stat every started job's logs, read the tails of fresh failures, and probe the
     progress sources of running jobs (`progress_raw` on each; all in place)."""
@@ -64,7 +66,7 @@ def look_at_logs(
     for job in jobs:
         prev = stored.get(job_key(job))
         carried = prev.record.get("log_markers") if prev is not None else None
-        if cluster.scheduler == "slurm" and carried and not _fresh_failure(job, prev):
+        if kill_lines and carried and not _fresh_failure(job, prev):
             # read when the job failed; the log has not changed what it says since
             refine_with_markers(job, frozenset(carried))
         if job.get("verdict") == "pending" or not job.get("stdout"):
@@ -72,7 +74,7 @@ def look_at_logs(
         if is_quiet(job, prev, since_cut):
             continue  # reported before and unchanged: it will not be emitted
         started.append(job)
-        if cluster.scheduler == "slurm" and _fresh_failure(job, prev):
+        if kill_lines and _fresh_failure(job, prev):
             fresh.append(job)
     paths = [p for j in started for p in (j.get("stdout"), j.get("stderr")) if p]
     fresh = fresh[:MAX_MARKER_READS]
@@ -130,11 +132,18 @@ def ask_wandb_api(
 
 
 def examine(
-    transport: Transport, cluster: ClusterConfig, known: Known, snap: Snapshot, deadline: float
+    transport: Transport,
+    cluster: ClusterConfig,
+    known: Known,
+    snap: Snapshot,
+    deadline: float,
+    *,
+    kill_lines: bool = False,
 ) -> None:
     """The second round trip (logs, progress probes) and the W&B API, each allowed to fail
     on its own: the scheduler state in `snap` stays good and the failure becomes one error
-    record for the cluster (`snap.errors`, with its stage)."""
+    record for the cluster (`snap.errors`, with its stage). `kill_lines`: the scheduler's
+    failed jobs may end their logs with slurmstepd's kill line (read their tails)."""
     jobs = snap.jobs
     try:
         look_at_logs(
@@ -145,6 +154,7 @@ def examine(
             max(0.1, deadline - time.monotonic()),
             since_cut=known.since_cut(snap.now),
             progress=known.progress,
+            kill_lines=kill_lines,
         )
     except BackendError as exc:
         snap.errors.append(("logs", exc))

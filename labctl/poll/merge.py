@@ -22,14 +22,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from labctl.cluster.snapshot import Key, Snapshot, job_key
 from labctl.poll.model import (
     TERMINAL_VERDICTS,
     WATCHED_FIELDS,
-    Key,
-    Snapshot,
     StoredJob,
     is_terminal,
-    job_key,
     job_record,
     watched_view,
 )

@@ -1,23 +1,20 @@
-"""The data that flows through a poll: what the store hands an adapter (`Known`), what an
-adapter hands back (`Snapshot`), job keys, and the `job` record itself.
+"""The data that flows through a poll: what the store remembers of a cluster (`Known`,
+`StoredJob`) and the `job` record itself.
 
-An observed job is a plain dict in the parse layer's shape (`labctl.parse.slurm.table.
-RECORD_KEYS`: epoch times, ints, None for unknowns) plus `verdict`/`cause` and the log
-fields an adapter adds. `job_record` turns it into the emitted record (RFC 3339 times).
+An observed job is a plain dict of facts in the parse layer's shape (`labctl.cluster.
+snapshot`), plus the log fields poll adds (`labctl.poll.examine`); `job_record` turns it,
+with the verdict poll decided (`labctl.poll.verdict`), into the emitted record (RFC 3339
+times).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from labctl.cluster.snapshot import Ask, Key, job_key, key_text
 from labctl.records import rfc3339
 from labctl.verdicts import TERMINAL
-
-# (job_id_raw, array task or -1, submit epoch or 0): ids are reused, array tasks share
-# the master's raw id with the pending group, and a requeue resets the submit time.
-Key = tuple[str, int, int]
 
 TERMINAL_VERDICTS = TERMINAL
 # Fields whose change makes `changed_since_last_poll` true.
@@ -35,20 +32,6 @@ WATCHED_FIELDS = (
     "name",
     "submit_time",  # the same within one key: it changes only when a requeue is linked
 )
-
-
-def job_key(job: dict[str, Any]) -> Key:
-    task = job.get("array_task_id")
-    return (
-        str(job["job_id_raw"] if job.get("job_id_raw") is not None else job["job_id"]),
-        int(task) if task is not None else -1,
-        int(job.get("submit_epoch") or 0),
-    )
-
-
-def key_text(cluster: str, key: Key) -> str:
-    raw, task, submit = key
-    return f"{cluster}:{raw}" + (f"/{task}" if task >= 0 else "") + f"@{submit}"
 
 
 def is_terminal(job: dict[str, Any]) -> bool:
@@ -80,13 +63,21 @@ class StoredJob:
 
 @dataclass
 class Known:
-    """The store's view of one cluster, handed to the adapter thread (read-only)."""
+    """The store's view of one cluster, handed to the cluster's thread (read-only)."""
 
     jobs: dict[Key, StoredJob] = field(default_factory=dict)
     last_ok_remote: float | None = None  # the cluster's clock at the last good poll
     since: float | None = None  # sacct window start (epoch)
     since_s: float | None = None  # --since: report jobs that ended this long ago again
     progress: Any = None  # labctl.poll.running.ProgressSettings: probe running jobs
+
+    def ask(self) -> Ask:
+        """What to ask the cluster's scheduler."""
+        return Ask(
+            active_ids=tuple(self.active_ids),
+            since=self.since,
+            logs={k: (j.stdout, j.stderr) for k, j in self.jobs.items() if j.stdout},
+        )
 
     def since_cut(self, remote_now: float) -> float | None:
         return None if self.since_s is None else remote_now - self.since_s
@@ -98,19 +89,6 @@ class Known:
 
 def _id_order(raw: str) -> tuple[int, str]:
     return (int(raw), "") if raw.isdigit() else (1 << 62, raw)
-
-
-@dataclass
-class Snapshot:
-    """One cluster's jobs as its scheduler reported them in this poll."""
-
-    now: float  # the cluster's clock
-    jobs: list[dict[str, Any]]
-    user: str | None = None
-    skipped: Counter[str] = field(default_factory=Counter)
-    commands: list[str] = field(default_factory=list)
-    elapsed_s: float = 0.0
-    errors: list[tuple[str, Exception]] = field(default_factory=list)  # (stage, error)
 
 
 def watched_view(job: dict[str, Any]) -> dict[str, Any]:

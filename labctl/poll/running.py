@@ -1,6 +1,6 @@
 """RUNNING is not progress: the progress half of poll, glued onto `labctl.progress`.
 
-For every running job the adapter adds shell probes to the cluster's second script (one
+For every running job poll adds shell probes to the cluster's second script (one
 round trip per cluster):
 
     p<i>.o / p<i>.e   the new bytes of the stdout / stderr log since the stored offset
