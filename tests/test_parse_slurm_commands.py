@@ -1,4 +1,5 @@
-"""argv builders, log path expansion, verdict mapping and kill fingerprints."""
+"""argv builders, log path expansion, verdict mapping and kill fingerprints (the verdicts
+of parsed records through `labctl.poll.verdict`, the one place that decides them)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,15 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.verdicts import classify, with_verdicts
 
 from labctl.parse.slurm import (
     FIELD_DELIMITER,
     SACCT_FIELDS,
     SQUEUE_FIELDS,
-    VERDICTS,
     LogJob,
-    classify,
     env_prefix,
     expand_log_path,
-    kill_markers,
     parse_delimited,
     resolve_log_paths,
     sacct_argv,
@@ -27,9 +26,10 @@ from labctl.parse.slurm import (
     squeue_format_arg,
     squeue_jobs,
     submit_line_log_patterns,
-    verdict,
 )
 from labctl.parse.slurm.table import SlurmParseError
+from labctl.verdicts import SCHEDULER_VERDICTS as VERDICTS
+from labctl.verdicts import kill_markers
 
 FIX = Path(__file__).parent / "fixtures" / "slurm"
 
@@ -113,7 +113,7 @@ def test_default_formats_parse_what_they_ask_for() -> None:
         "JobName": "sweep|array",
     }
     line = FIELD_DELIMITER.join(sacct_cells[f] for f in SACCT_FIELDS)
-    (job,) = sacct_jobs(line)
+    (job,) = with_verdicts(sacct_jobs(line))
     assert (job["job_id"], job["job_id_raw"], job["name"], job["verdict"]) == (
         "6_2",
         20,
@@ -140,7 +140,7 @@ def test_default_formats_parse_what_they_ask_for() -> None:
         "Name": "sweep",
     }
     line = FIELD_DELIMITER.join(squeue_cells[f] for f in SQUEUE_FIELDS)
-    (sq,) = squeue_jobs(line)
+    (sq,) = with_verdicts(squeue_jobs(line))
     assert (sq["job_id"], sq["array_tasks"], sq["array_throttle"]) == ("7_[2-3%1]", "2-3%1", 1)
     assert (sq["verdict"], sq["cause"], sq["exit_code"]) == ("pending", "array_throttle", None)
 
@@ -153,7 +153,7 @@ def test_real_22_05_output_of_our_own_commands() -> None:
         "UNLIMITED\x1f1796070532\x1f1796070532\x1f1796070533\x1f1796070533\x1fvm\x1f1\x1f0"
         "\x1f0\x1f/tmp/slurm-3.out\x1f/tmp/slurm-3.out\x1f/tmp\x1fwrap\n"
     )
-    (sq,) = squeue_jobs(sq_line)
+    (sq,) = with_verdicts(squeue_jobs(sq_line))
     assert (sq["job_id"], sq["verdict"], sq["restarts"], sq["exit_code"]) == (
         "3",
         "completed",
@@ -169,7 +169,7 @@ def test_real_22_05_output_of_our_own_commands() -> None:
         "1796070485\x1f1796070505\x1f20\x1f\x1f\x1f00:00:00\x1fvm\x1f1\x1f\x1f\x1f\x1froot"
         "\x1f\x1f\x1fbatch\n"
     )
-    (job,) = sacct_jobs(sa)
+    (job,) = with_verdicts(sacct_jobs(sa))
     assert (job["verdict"], job["exit_code"], job["signal"], job["time_limit_s"]) == (
         "cancelled",
         0,
@@ -307,7 +307,6 @@ def test_classify(state: str | None, kw: dict[str, object], want: tuple[str, str
     got = classify(state, **kw)  # type: ignore[arg-type]
     assert got == want
     assert got[0] in VERDICTS
-    assert verdict(state, **kw) == want[0]  # type: ignore[arg-type]
 
 
 def test_kill_markers_from_real_job_logs() -> None:
@@ -335,7 +334,7 @@ def test_heterogeneous_job_components_group_with_their_steps() -> None:
             ("12+1.0", "13.0", "CANCELLED", "0:15", "n2", "python"),
         ]
     )
-    jobs = {j["job_id"]: j for j in sacct_jobs(text, fields, "|")}
+    jobs = {j["job_id"]: j for j in with_verdicts(sacct_jobs(text, fields, "|"))}
     assert set(jobs) == {"12+0", "12+1"}
     a, b = jobs["12+0"], jobs["12+1"]
     assert (a["het_job_id"], a["het_offset"], a["job_id_raw"]) == (12, 0, 12)
@@ -347,7 +346,7 @@ def test_heterogeneous_job_components_group_with_their_steps() -> None:
 
 def test_step_rows_without_their_allocation_say_unknown() -> None:
     fields = ("JobID", "State", "ExitCode", "JobName")
-    (job,) = sacct_jobs("12.batch|FAILED|1:0|batch\n", fields, "|")
+    (job,) = with_verdicts(sacct_jobs("12.batch|FAILED|1:0|batch\n", fields, "|"))
     assert (job["job_id"], job["verdict"], job["steps"]) == ("12", "unknown", [])
 
 

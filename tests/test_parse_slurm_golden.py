@@ -1,5 +1,6 @@
 """Golden tests: every scenario of tests/fixtures/slurm/README.md (real SLURM 22.05 output),
-parsed with the fields of the exact command in MANIFEST.tsv that produced the file."""
+parsed with the fields of the exact command in MANIFEST.tsv that produced the file (and
+given the verdict poll decides from the parsed facts)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from helpers.verdicts import with_verdicts
 
 from labctl.parse.slurm import (
     RECORD_KEYS,
@@ -65,12 +67,12 @@ def squeue_fields(name: str) -> tuple[tuple[str, ...], str]:
 
 
 def sacct(name: str, **kw: Any) -> list[dict[str, Any]]:
-    return sacct_jobs(text(name), sacct_fields(name), sacct_delim(name), **kw)
+    return with_verdicts(sacct_jobs(text(name), sacct_fields(name), sacct_delim(name), **kw))
 
 
 def squeue(name: str) -> list[dict[str, Any]]:
     fields, delim = squeue_fields(name)
-    return squeue_jobs(text(name), fields, delim)
+    return with_verdicts(squeue_jobs(text(name), fields, delim))
 
 
 def by_id(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -373,7 +375,7 @@ def test_squeue_unknown_id_output_is_empty() -> None:
 
 
 def test_scontrol_all_final_scenarios() -> None:
-    jobs = by_id(scontrol_jobs(text("scontrol-show-job-o-all-final.txt")))
+    jobs = by_id(with_verdicts(scontrol_jobs(text("scontrol-show-job-o-all-final.txt"))))
     assert jobs["16"]["name"] == "lr=3e-4|bs=64 run"
     assert jobs["16"]["stdout"] == "/tmp/labctl-slurm-fixtures/logs/pipe-name-16.out"
     assert (jobs["3"]["verdict"], jobs["3"]["exit_code"], jobs["3"]["signal"]) == ("timeout", 0, 15)
@@ -431,7 +433,7 @@ def test_scontrol_all_final_scenarios() -> None:
 def test_scontrol_single_job_files(
     name: str, job_id: str, state: str, verdict: str, cause: str | None
 ) -> None:
-    jobs = by_id(scontrol_jobs(text(name)))
+    jobs = by_id(with_verdicts(scontrol_jobs(text(name))))
     j = jobs[job_id]
     assert (j["state"], j["verdict"], j["cause"]) == (state, verdict, cause)
 
@@ -439,12 +441,12 @@ def test_scontrol_single_job_files(
 def test_scontrol_deadline_exit_code_disagreement_is_dropped() -> None:
     (raw,) = parse_scontrol_show_job_o(text("scontrol-show-job-o-deadline.txt"))
     assert raw["ExitCode"] == "0:1"  # sacct says 1:0 for the same job
-    (dl,) = scontrol_jobs(text("scontrol-show-job-o-deadline.txt"))
+    (dl,) = with_verdicts(scontrol_jobs(text("scontrol-show-job-o-deadline.txt")))
     assert dl["exit_code"] is None and dl["signal"] is None
 
 
 def test_scontrol_array_files() -> None:
-    thr = by_id(scontrol_jobs(text("scontrol-show-job-o-array-throttled.txt")))
+    thr = by_id(with_verdicts(scontrol_jobs(text("scontrol-show-job-o-array-throttled.txt"))))
     grp = thr["7_[2-3%1]"]
     assert (grp["array_tasks"], grp["array_throttle"], grp["verdict"]) == ("2-3%1", 1, "pending")
     # scontrol expands %a of the pending group to NO_VAL: 7_4294967294.out is no real file
@@ -456,7 +458,7 @@ def test_scontrol_array_files() -> None:
     assert raw_grp["StdOut"].endswith("sweep-throttled-7_4294967294.out")
     assert grp["stdout"] is None
     assert thr["7_1"]["stdout"] == "/tmp/labctl-slurm-fixtures/logs/sweep-throttled-7_1.out"
-    arr = by_id(scontrol_jobs(text("scontrol-show-job-o-array.txt")))
+    arr = by_id(with_verdicts(scontrol_jobs(text("scontrol-show-job-o-array.txt"))))
     assert {k: v["job_id_raw"] for k, v in arr.items()} == {
         "6_3": 6,
         "6_2": 20,
@@ -467,7 +469,7 @@ def test_scontrol_array_files() -> None:
 
 
 def test_scontrol_unknown_id_is_empty() -> None:
-    assert scontrol_jobs(text("scontrol-show-job-o-unknown-id.txt")) == []
+    assert with_verdicts(scontrol_jobs(text("scontrol-show-job-o-unknown-id.txt"))) == []
 
 
 def test_scontrol_command_with_argument_and_all_running() -> None:
@@ -489,7 +491,7 @@ def test_squeue_patterns_expand_to_the_paths_scontrol_shows() -> None:
     """squeue -O STDOUT gives `%x-%j.out`; scontrol gives the expanded file: they agree for
     every job both know (the pending array group excepted: no task id yet)."""
     sq = by_id(squeue("squeue-O-stdout-running.txt"))
-    sc = by_id(scontrol_jobs(text("scontrol-show-job-o-all-running.txt")))
+    sc = by_id(with_verdicts(scontrol_jobs(text("scontrol-show-job-o-all-running.txt"))))
     checked = 0
     for job_id, s in sq.items():
         out, err = resolve_log_paths(s["stdout_pattern"], s["stderr_pattern"], log_job(s))
@@ -517,7 +519,7 @@ def test_fixture_logs_exist_under_the_expanded_names() -> None:
 def test_submit_line_patterns_match_scontrol() -> None:
     name = "sacct-parsable2-submitline.txt"
     rows = parse_sacct(text(name), sacct_fields(name), "|")
-    sc = by_id(scontrol_jobs(text("scontrol-show-job-o-all-final.txt")))
+    sc = by_id(with_verdicts(scontrol_jobs(text("scontrol-show-job-o-all-final.txt"))))
     sa = {j["job_id"]: j for j in latest_attempts(sacct(RICH))}
     checked = 0
     for row in rows:

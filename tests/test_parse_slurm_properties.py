@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from helpers.verdicts import with_verdicts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,7 +79,7 @@ def test_sacct_job_names_survive_with_name_last(batch: list[str], delimiter: str
     text = "\n".join(
         _sacct_line(SACCT_FIELDS, _cells(n, i + 1), delimiter) for i, n in enumerate(batch)
     )
-    jobs = sacct_jobs(text, SACCT_FIELDS, delimiter)
+    jobs = with_verdicts(sacct_jobs(text, SACCT_FIELDS, delimiter))
     assert [j["name"] or "" for j in jobs] == batch
     assert [j["job_id_raw"] for j in jobs] == list(range(1, len(batch) + 1))
     assert all(j["verdict"] == "completed" and j["work_dir"] == "/tmp/w" for j in jobs)
@@ -160,7 +161,7 @@ def test_scontrol_free_text_values_round_trip(
     assert d["StdOut"] == stdout
     assert d["Command"] == f"/x/ok.sh {args}"
     assert d["UserId"] == "root(0)" and d["JobState"] == "COMPLETED" and d["Power"] == ""
-    (rec,) = scontrol_jobs(line)
+    (rec,) = with_verdicts(scontrol_jobs(line))
     assert rec["name"] == (name or None) and rec["verdict"] == "completed"
 
 

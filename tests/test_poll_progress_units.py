@@ -51,9 +51,10 @@ def test_the_bash_read_planner_agrees_with_plan_read(
 def test_the_read_budget_is_shared_by_all_running_jobs(tmp_path: Path) -> None:
     jobs = [{"verdict": "running", "stdout": f"/x/{i}.out", "stderr": f"/x/{i}.out"}
             for i in range(100)] + [{"verdict": "pending", "stdout": "/x/p.out"}]  # fmt: skip
-    code = probes_for(jobs, {}, ProgressSettings(wandb_files=False))
+    running = [j for j in jobs if j["verdict"] == "running"]  # poll.examine.choose's pick
+    code = probes_for(running, {}, ProgressSettings(wandb_files=False))
     per_job = TOTAL_READ_BUDGET // 100
-    assert len(code) == 100  # one log each (stderr is the same file), none for pending
+    assert len(code) == 100  # one log each (stderr is the same file)
     assert code[0] == f"_rr p0.o /x/0.out -1 {256 << 10} {per_job}"
     many = probes_for([dict(j) for j in jobs[:1]] * 1000, {}, ProgressSettings())
     assert many[0].endswith(f" {MIN_READ} {MIN_READ}")

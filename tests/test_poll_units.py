@@ -169,7 +169,8 @@ def test_finished_jobs_are_reported_when_they_change_not_every_poll() -> None:
     failed = dict(done, state="FAILED", verdict="failed", exit_code=1)
     [rec] = _merge([failed], [prev]).records
     assert rec["previous_verdict"] == "completed"
-    assert rec["changed_fields"] == ["state", "verdict", "exit_code"]
+    # poll decides the verdict from the facts: a FAILED job's cause is its exit code
+    assert rec["changed_fields"] == ["state", "verdict", "cause", "exit_code"]
 
 
 def test_a_requeue_is_one_job_across_attempts_and_a_reused_id_is_another_job() -> None:
@@ -298,3 +299,19 @@ def test_squeues_leftover_of_a_finished_job_is_not_news() -> None:
     # a real change squeue sees (the job table's state differs) is still news
     failed = dict(thin, state="FAILED", verdict="failed", cause="exit_code")
     assert [r["verdict"] for r in _merge([failed], [prev]).records] == ["failed"]
+
+
+def test_which_jobs_poll_looks_at_is_decided_from_the_facts() -> None:
+    """The job-table's own state words say which jobs run (progress probes) and which wait
+    (no log to stat); a finished job reported before is left alone."""
+    from labctl.poll.examine import choose
+
+    states = {"ACTIVE": "running", "QUEUED": "pending", "DONE": "completed"}
+    run = {"job_id": "1", "state": "ACTIVE", "stdout": "/x/1.out"}
+    wait = {"job_id": "2", "state": "QUEUED", "stdout": "/x/2.out"}
+    done = {"job_id": "3", "state": "DONE", "stdout": "/x/3.out", "end_epoch": 1_796_000_100}
+    prev = _stored(dict(done, verdict="completed"), 2e9 - 60)
+    snap = Snapshot(now=2e9, jobs=[run, wait, done], states=states)
+    chosen = choose(snap, {prev.key: prev}, None, kill_lines=False)
+    assert chosen.running == [run] and chosen.started == [run] and chosen.fresh == []
+    assert "verdict" not in run  # the facts are not changed; the verdict is decided later

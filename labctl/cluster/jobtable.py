@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -89,9 +89,6 @@ class JobTableScheduler:
         )
         rows = parse_rows(table.text, cluster.rows)
         jobs = [normalise_row(row, cluster.fields, n) for n, row in enumerate(rows, 1)]
-        for job in jobs:
-            verdict, cause = verdict_for(job["state"], cluster.states)
-            job["verdict"], job["cause"] = verdict, job.get("cause") or cause
         if cluster.users and not cluster.all_users:
             jobs = [j for j in jobs if j.get("user") in cluster.users]
         jobs, skipped = split_skipped(jobs, cluster.skip)
@@ -111,16 +108,3 @@ def make(
     cluster: ClusterConfig, transport: Transport, *, state_dir: Path | None = None
 ) -> JobTableScheduler:
     return JobTableScheduler(cluster, transport)
-
-
-def verdict_for(state: str | None, states: Mapping[str, str]) -> tuple[str, str | None]:
-    if state is None:
-        return "unknown", None
-    if state in states:
-        return states[state], None
-    folded = {k.casefold(): v for k, v in states.items()}
-    if state.casefold() in folded:
-        return folded[state.casefold()], None
-    if state.casefold() in SCHEDULER_VERDICTS:
-        return state.casefold(), None
-    return "unknown", "unmapped_state"

@@ -1,11 +1,19 @@
-"""Job logs on the cluster: stat them (size, mtime against the cluster's clock) and, for
-SLURM jobs that just FAILED or were CANCELLED, read the stderr tail for slurmstepd's kill
-fingerprints. One round trip per cluster (`labctl.backends.clusterfs`).
+"""Poll's second look at a cluster, after its scheduler's: the jobs' logs and progress.
+
+One round trip per cluster (`labctl.backends.clusterfs`): stat the logs of the jobs about
+to be reported (size, mtime against the cluster's clock); for jobs that just FAILED or
+were CANCELLED on a scheduler whose logs carry them, read the last 8 KiB of stderr for
+slurmstepd's kill lines (`log_markers`: time limit, preemption, node failure, oom-kill);
+and run the progress probes of running jobs (`labctl.poll.probes`). Then, with a W&B API
+key and the cluster's `wandb_project`, one paged runs query. What all this means for the
+verdict is `labctl.poll.verdict`'s to decide.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from labctl.backends.clusterfs import TailRead, look_at_files
@@ -17,6 +25,8 @@ from labctl.poll.merge import is_quiet
 from labctl.poll.model import Known, StoredJob
 from labctl.poll.probes import DEFS, collect, probes_for
 from labctl.poll.running import ProgressSettings
+from labctl.poll.verdict import judge
+from labctl.verdicts import Verdict, kill_markers
 
 MARKER_TAIL = 8192
 MAX_MARKER_READS = 200
@@ -28,60 +38,57 @@ def _fresh_failure(job: dict[str, Any], stored: StoredJob | None) -> bool:
     return stored is None or stored.record.get("state") != job.get("state")
 
 
-def refine_with_markers(job: dict[str, Any], markers: frozenset[str]) -> None:
-    from labctl.parse.slurm import classify
+@dataclass
+class _Chosen:
+    """What to look at on the cluster this poll."""
 
-    job["log_markers"] = sorted(markers)
-    if not markers:
-        return
-    batch = next((s for s in job.get("steps") or () if s.get("step") == "batch"), None)
-    job["verdict"], job["cause"] = classify(
-        job.get("state"),
-        exit_code=job.get("exit_code"),
-        signal=job.get("signal"),
-        reason=job.get("reason"),
-        cancelled_by=job.get("cancelled_by"),
-        owner_uid=job.get("uid"),
-        batch_state=batch.get("state") if batch else None,
-        markers=markers,
-    )
+    started: list[dict[str, Any]] = field(default_factory=list)  # stat their logs
+    fresh: list[dict[str, Any]] = field(default_factory=list)  # read their kill lines
+    running: list[dict[str, Any]] = field(default_factory=list)  # probe their progress
+
+
+def choose(
+    snap: Snapshot, stored: Mapping[Key, StoredJob], since_cut: float | None, kill_lines: bool
+) -> _Chosen:
+    """The jobs whose logs poll looks at: started and to be reported (not pending, not a
+    finished job reported before and unchanged), the fresh failures among them (their log
+    tail may hold a kill line), and the running ones (progress). A kill line read when the
+    job failed is carried from the store (`log_markers`): the log has not changed since."""
+    out = _Chosen()
+    for job in snap.jobs:
+        prev = stored.get(job_key(job))
+        carried = prev.record.get("log_markers") if prev is not None else None
+        if kill_lines and carried and not _fresh_failure(job, prev):
+            job["log_markers"] = sorted(carried)
+        judged = judge(job, states=snap.states)
+        if judged["verdict"] == Verdict.RUNNING:
+            out.running.append(job)
+        if judged["verdict"] == Verdict.PENDING or not job.get("stdout"):
+            continue
+        if is_quiet(judged, prev, since_cut):
+            continue  # reported before and unchanged: it will not be emitted
+        out.started.append(job)
+        if kill_lines and _fresh_failure(job, prev):
+            out.fresh.append(job)
+    out.fresh = out.fresh[:MAX_MARKER_READS]
+    return out
 
 
 def look_at_logs(
     transport: Transport,
     cluster: ClusterConfig,
-    jobs: list[dict[str, Any]],
-    stored: dict[Key, StoredJob],
+    chosen: _Chosen,
+    stored: Mapping[Key, StoredJob],
     timeout: float,
-    since_cut: float | None = None,
     progress: ProgressSettings | None = None,
-    kill_lines: bool = False,
 ) -> None:
-    """Stat every started job's logs, read the tails of fresh failures, and probe the
-    progress sources of running jobs (`progress_raw` on each; all in place)."""
-    from labctl.parse.slurm import kill_markers
-
-    started = []
-    fresh = []
-    for job in jobs:
-        prev = stored.get(job_key(job))
-        carried = prev.record.get("log_markers") if prev is not None else None
-        if kill_lines and carried and not _fresh_failure(job, prev):
-            # read when the job failed; the log has not changed what it says since
-            refine_with_markers(job, frozenset(carried))
-        if job.get("verdict") == "pending" or not job.get("stdout"):
-            continue
-        if is_quiet(job, prev, since_cut):
-            continue  # reported before and unchanged: it will not be emitted
-        started.append(job)
-        if kill_lines and _fresh_failure(job, prev):
-            fresh.append(job)
-    paths = [p for j in started for p in (j.get("stdout"), j.get("stderr")) if p]
-    fresh = fresh[:MAX_MARKER_READS]
-    reads = [TailRead(j.get("stderr") or j["stdout"], MARKER_TAIL) for j in fresh]
+    """Stat every started job's logs, read the tails of fresh failures (`log_markers`), and
+    probe the progress sources of running jobs (`progress_raw`), all onto the jobs."""
+    paths = [p for j in chosen.started for p in (j.get("stdout"), j.get("stderr")) if p]
+    reads = [TailRead(j.get("stderr") or j["stdout"], MARKER_TAIL) for j in chosen.fresh]
     probes: list[str] = []
     if progress is not None:
-        probes = probes_for(jobs, stored, progress, results=cluster.results, key=job_key)
+        probes = probes_for(chosen.running, stored, progress, results=cluster.results, key=job_key)
     if not paths and not probes:
         return
     result = look_at_files(
@@ -94,20 +101,20 @@ def look_at_logs(
         probes=probes,
     )
     if probes:
-        collect(jobs, result.sections)
-    for job in started:
+        collect(chosen.running, result.sections)
+    for job in chosen.started:
         for which in ("stdout", "stderr"):
             st = result.stats.get(job.get(which) or "")
             if st is not None:
                 job[f"{which}_size"], job[f"{which}_mtime"] = st.size, st.mtime
             elif job.get("log_guessed"):
                 job[which] = None  # SLURM's default name, and no such file: not this job's
-    for job, data in zip(fresh, result.data, strict=True):
-        refine_with_markers(job, kill_markers(data.decode("utf-8", "replace")))
+    for job, data in zip(chosen.fresh, result.data, strict=True):
+        job["log_markers"] = sorted(kill_markers(data))
 
 
 def ask_wandb_api(
-    cluster: ClusterConfig, settings: ProgressSettings | None, jobs: list[dict[str, Any]],
+    cluster: ClusterConfig, settings: ProgressSettings | None, running: list[dict[str, Any]],
     timeout: float,
 ) -> None:  # fmt: skip
     """Runs of the cluster's W&B project, for matching to running jobs (`wandb_api_runs`)."""
@@ -115,7 +122,6 @@ def ask_wandb_api(
 
     if settings is None or not cluster.wandb_project or not settings.wandb_api_key:
         return
-    running = [j for j in jobs if j.get("verdict") == "running"]
     if not running:
         return
     starts = [j["start_epoch"] for j in running if j.get("start_epoch")]
@@ -144,24 +150,17 @@ def examine(
     on its own: the scheduler state in `snap` stays good and the failure becomes one error
     record for the cluster (`snap.errors`, with its stage). `kill_lines`: the scheduler's
     failed jobs may end their logs with slurmstepd's kill line (read their tails)."""
-    jobs = snap.jobs
+    chosen = choose(snap, known.jobs, known.since_cut(snap.now), kill_lines)
     try:
-        look_at_logs(
-            transport,
-            cluster,
-            jobs,
-            known.jobs,
-            max(0.1, deadline - time.monotonic()),
-            since_cut=known.since_cut(snap.now),
-            progress=known.progress,
-            kill_lines=kill_lines,
-        )
+        timeout = max(0.1, deadline - time.monotonic())
+        look_at_logs(transport, cluster, chosen, known.jobs, timeout, progress=known.progress)
     except BackendError as exc:
         snap.errors.append(("logs", exc))
-        for job in jobs:
+        for job in snap.jobs:
             if job.get("log_guessed"):
                 job["stdout"] = job["stderr"] = None
     try:
-        ask_wandb_api(cluster, known.progress, jobs, max(0.1, deadline - time.monotonic()))
+        timeout = max(0.1, deadline - time.monotonic())
+        ask_wandb_api(cluster, known.progress, chosen.running, timeout)
     except BackendError as exc:
         snap.errors.append(("wandb_api", exc))

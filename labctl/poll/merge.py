@@ -1,6 +1,7 @@
 """What one cluster's snapshot means against what the store remembers (pure).
 
-For each job the scheduler reported: its record, with `first_seen`, `new`,
+For each job the scheduler reported: its verdict (`labctl.poll.verdict.decide`, with its
+progress for a running job), its record, with `first_seen`, `new`,
 `changed_since_last_poll`, `changed_fields` and `previous_verdict` from the store.
 A job is emitted when it is not over, or is new, or changed since the last poll, or (with
 `--since`) ended after `since_cut`: a finished job is reported by the poll that first
@@ -32,7 +33,9 @@ from labctl.poll.model import (
     watched_view,
 )
 from labctl.poll.running import ProgressSettings, observe
+from labctl.poll.verdict import judge
 from labctl.records import rfc3339
+from labctl.verdicts import Verdict
 
 
 @dataclass
@@ -157,7 +160,8 @@ def merge(
     `window_start`: the sacct window's start (cluster clock), see `out_of_window`."""
     out = Merged()
     observed: dict[Key, dict[str, Any]] = {}
-    jobs, ended_attempt = fold_attempts(snap.jobs)
+    # every job's verdict, from the scheduler's facts and the kill lines read in its log
+    jobs, ended_attempt = fold_attempts([judge(j, states=snap.states) for j in snap.jobs])
     attempts: dict[tuple[str, int], list[StoredJob]] = {}
     for stored_job in stored.values():
         if stored_job.active:
@@ -182,11 +186,11 @@ def merge(
             continue
         state = prev.progress if prev is not None else None
         seen = (state or {}).get("record")
-        if progress is not None and job.get("verdict") == "running":
+        if progress is not None and job.get("verdict") == Verdict.RUNNING:
             verdict, cause, seen, state = observe(
                 job, state, now=now, settings=progress, progress_regex=progress_regex
             )
-            job = dict(job, verdict=verdict, cause=cause or job.get("cause"))
+            job = judge(job, states=snap.states, progress=(verdict, cause))
         rec = job_record(cluster, scheduler, job, observed_at=now, remote_now=snap.now)
         rec["progress"] = seen
         if prev is None:

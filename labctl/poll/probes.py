@@ -73,10 +73,10 @@ def probes_for(
     results: Sequence[str] = (),
     key: Any = None,
 ) -> list[str]:
-    """Shell probes for the running jobs (marks each with `progress_probe`)."""
+    """Shell probes for these running jobs (marks each with `progress_probe`)."""
     from labctl.progress.results import find_command
 
-    running = [j for j in jobs if j.get("verdict") == "running"]
+    running = list(jobs)
     per_job = max(MIN_READ, min(settings.max_read, TOTAL_READ_BUDGET // max(1, len(running))))
     first = min(settings.first_tail, per_job)
     code: list[str] = []

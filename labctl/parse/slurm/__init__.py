@@ -1,4 +1,5 @@
-"""Pure parsing layer for SLURM (22.05) output: text in, dicts out, no processes.
+"""Pure parsing layer for SLURM (22.05) output: text in, dicts of facts out, no processes.
+What the facts mean (the verdict) is poll's to decide: `labctl.poll.verdict`.
 
 Import from here; the pieces live in:
 
@@ -7,7 +8,6 @@ Import from here; the pieces live in:
 - `ids`: job ids (arrays, het jobs, steps) and array specs.
 - `fields`: value normalisers (states, exit codes, times, durations...).
 - `sacct`, `squeue`, `scontrol`: per-command parsers -> records.
-- `verdict`: SLURM state -> labctl verdict (table in that module's docstring).
 - `logpath`: stdout/stderr filename patterns resolved like slurmstepd.
 """
 
@@ -81,31 +81,20 @@ from labctl.parse.slurm.table import (
     SlurmParseError,
     parse_delimited,
 )
-from labctl.parse.slurm.verdict import (
-    BLOCKED_CAUSES,
-    VERDICTS,
-    classify,
-    kill_markers,
-    pending_cause,
-    verdict,
-)
 
 __all__ = [
-    "BLOCKED_CAUSES",
     "FIELD_DELIMITER",
     "RECORD_KEYS",
     "SACCT_FIELDS",
     "SACCT_JOB_ID_CHUNK",
     "SLURM_ENV",
     "SQUEUE_FIELDS",
-    "VERDICTS",
     "ArraySpec",
     "JobId",
     "JobRecord",
     "LogJob",
     "SlurmParseError",
     "SlurmValueError",
-    "classify",
     "combine_exit",
     "env_prefix",
     "expand_log_path",
@@ -114,7 +103,6 @@ __all__ = [
     "format_array_spec",
     "format_duration",
     "group_sacct",
-    "kill_markers",
     "latest_attempts",
     "log_job",
     "normalise_sacct_row",
@@ -136,7 +124,6 @@ __all__ = [
     "parse_time_limit_raw",
     "parse_user",
     "parse_wait_status",
-    "pending_cause",
     "resolve_log_paths",
     "sacct_argv",
     "sacct_argv_chunks",
@@ -148,5 +135,4 @@ __all__ = [
     "squeue_jobs",
     "submit_line_log_patterns",
     "summarise_sacct_job",
-    "verdict",
 ]

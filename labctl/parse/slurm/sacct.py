@@ -1,4 +1,4 @@
-"""sacct --parsable2 output -> job records with the real exit code and a verdict.
+"""sacct --parsable2 output -> job records with the real exit code.
 
 A job is one allocation row (`6_2`) plus its step rows (`6_2.batch`, `6_2.extern`, `6_2.0`).
 The allocation row carries the state; the step rows carry what actually happened to the
@@ -37,7 +37,6 @@ from labctl.parse.slurm.table import (
     settle_exit,
     settle_lifecycle,
 )
-from labctl.parse.slurm.verdict import classify
 
 _FREE_TEXT_FIELDS = ("JobName", "SubmitLine", "WorkDir")
 
@@ -223,7 +222,8 @@ _STEP_FAILED = frozenset({"FAILED", "OUT_OF_MEMORY", "NODE_FAIL", "TIMEOUT"})
 
 def summarise_sacct_job(group: Mapping[str, Any]) -> JobRecord:
     """One job record: the allocation row plus `exit_code`/`signal` from `combine_exit`,
-    `exit_source`, `steps` (compact), `failed_steps`, `verdict` and `cause`."""
+    `exit_source`, `steps` (compact: the `.batch` step's state tells an OverMemoryKill
+    from a plain signal) and `failed_steps`."""
     job: JobRecord | None = group["job"]
     steps: list[JobRecord] = group["steps"]
     if job is None:  # only step rows came back: nothing to say about the job itself
@@ -233,12 +233,11 @@ def summarise_sacct_job(group: Mapping[str, Any]) -> JobRecord:
             for key in ("job_id", "job_id_raw", "array_job_id", "array_task_id", "het_job_id"):
                 rec[key] = first[key]
             rec["het_offset"] = first["het_offset"]
-        rec.update(verdict="unknown", cause=None, exit_source=None, steps=[], failed_steps=[])
+        rec.update(exit_source=None, steps=[], failed_steps=[])
         return rec
     rec = dict(job)
     code, sig, source = combine_exit(job, steps)
     rec["exit_code"], rec["signal"], rec["exit_source"] = code, sig, source
-    batch = next((s for s in steps if s["step"] == "batch"), None)
     rec["steps"] = [
         {
             "step": s["step"],
@@ -254,15 +253,6 @@ def summarise_sacct_job(group: Mapping[str, Any]) -> JobRecord:
         for s in steps
         if s["step"] != "extern" and (s["state"] in _STEP_FAILED or (s["exit_code"] or 0) > 0)
     ]
-    rec["verdict"], rec["cause"] = classify(
-        job["state"],
-        exit_code=code,
-        signal=sig,
-        reason=job["reason"],
-        cancelled_by=job["cancelled_by"],
-        owner_uid=job["uid"],
-        batch_state=batch["state"] if batch is not None else None,
-    )
     return rec
 
 

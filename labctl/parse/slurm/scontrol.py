@@ -35,7 +35,6 @@ from labctl.parse.slurm.table import (
     settle_exit,
     settle_lifecycle,
 )
-from labctl.parse.slurm.verdict import classify_record
 
 FREE_TEXT_KEYS = frozenset(
     {
@@ -332,7 +331,7 @@ def _apply_cells(rec: JobRecord, d: Mapping[str, str], tz: tzinfo) -> None:
 
 
 def normalise_scontrol_job(d: Mapping[str, str], tz: tzinfo = UTC) -> JobRecord:
-    """One parsed scontrol job -> a record with `verdict`/`cause`. StdOut/StdErr are the
+    """One parsed scontrol job -> a record (RECORD_KEYS). StdOut/StdErr are the
     paths scontrol already expanded, except for a pending array group, whose `%a` SLURM
     expands to 4294967294 (no task yet): those are None."""
     rec = new_record("scontrol")
@@ -345,7 +344,6 @@ def normalise_scontrol_job(d: Mapping[str, str], tz: tzinfo = UTC) -> JobRecord:
         rec["stdout"] = rec["stderr"] = None
     settle_lifecycle(rec)
     settle_exit(rec)
-    classify_record(rec)
     return rec
 
 

@@ -35,7 +35,6 @@ from labctl.parse.slurm.table import (
     settle_exit,
     settle_lifecycle,
 )
-from labctl.parse.slurm.verdict import classify_record
 
 _FORMAT_TOKEN = re.compile(r"%\.?\d*([A-Za-z])")
 
@@ -144,8 +143,8 @@ def _apply_cells(rec: JobRecord, row: Mapping[str, str], tz: tzinfo) -> None:
 
 
 def normalise_squeue_row(row: Mapping[str, str], tz: tzinfo = UTC) -> JobRecord:
-    """One raw squeue row -> a record with `verdict` and `cause`. No step rows here: a
-    FAILED 0:9 is `failed`/`signal` until sacct's `.batch` row says more."""
+    """One raw squeue row -> a record (RECORD_KEYS). No step rows here: a FAILED 0:9 says
+    nothing of its `.batch` step until sacct's row does."""
     rec = new_record("squeue")
     try:
         _apply_id(rec, row)
@@ -154,7 +153,6 @@ def normalise_squeue_row(row: Mapping[str, str], tz: tzinfo = UTC) -> JobRecord:
         raise SlurmParseError(f"{exc} in squeue row {dict(row)!r}") from exc
     settle_lifecycle(rec)
     settle_exit(rec)
-    classify_record(rec)
     return rec
 
 
