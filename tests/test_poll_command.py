@@ -154,6 +154,26 @@ def test_store_tracks_changes_vanished_jobs_and_reports_finished_jobs_once(
     assert late["a"]["verdict"] == "failed" and late["a"]["previous_verdict"] == "unknown"
 
 
+def test_a_job_seen_again_at_the_same_step_is_not_progressing(tmp_path: Path) -> None:
+    """RUNNING is not progress, and neither is a first sighting: a job-table job at step 11,
+    polled again seconds later still at step 11, is running-unverified; it is progressing
+    once a later poll sees the step higher."""
+    log = tmp_path / "rl.log"
+    log.write_text("step:11 - actor/entropy:0.5\n")
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps([row("r", "ACTIVE", name="rl", started=time.time(), log=str(log))]))
+    config = write_config(tmp_path, [table_cluster("tpu", rows)])
+    first = jobs(poll(config))["r"]
+    assert first["verdict"] == "running-unverified" and first["progress"]["value"] == 11
+    again = jobs(poll(config))["r"]
+    assert again["verdict"] == "running-unverified" and again["progress"]["value"] == 11
+    assert any(e.startswith("no rise seen yet") for e in again["progress"]["evidence"])
+    with log.open("a") as fh:
+        fh.write("step:12 - actor/entropy:0.4\n")
+    moved = jobs(poll(config))["r"]
+    assert moved["verdict"] == "running-progressing" and moved["progress"]["previous"] == 11
+
+
 def test_broken_clusters_give_one_error_each_and_the_others_are_polled(tmp_path: Path) -> None:
     rows = tmp_path / "rows.json"
     rows.write_text(json.dumps([row("ok-1", "ACTIVE")]))

@@ -203,8 +203,8 @@ def test_progress_stall_and_death_across_polls(tmp_path: Path, scenario: Scenari
     assert second["steady"]["progress"]["rate_per_h"] > 0
     assert second["trials"]["verdict"] == "running-progressing"
     assert second["wandb"]["progress"]["value"] > wb["value"]
-    # first miss: only a suspicion
-    assert second["silent"]["verdict"] == "running-progressing"
+    # first miss: only a suspicion (RUNNING is not progress)
+    assert second["silent"]["verdict"] == "running-unverified"
     assert second["silent"]["progress"]["stall_suspect"]
     assert (second["dies"]["verdict"], second["dies"]["exit_code"]) == ("failed", 1)
     nccl = second["nccl"]

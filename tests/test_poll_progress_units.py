@@ -103,7 +103,9 @@ def test_progressing_then_stalled_on_the_second_miss_then_dying(tmp_path: Path) 
     assert verdict == "running-progressing"
     assert (rec["value"], rec["previous"], rec["rate_per_h"]) == (79, 49, 30 * 60)
     assert rec["signals"] == {"entropy": 0.5, "grad_norm": 1.5}
-    assert log.poll(2300)[0] == "running-progressing"  # first miss: suspect only
+    verdict, _, rec = log.poll(2300)  # first miss: suspect only, not progress
+    assert verdict == "running-unverified" and rec["stall_suspect"]
+    assert any("(1 consecutive)" in e for e in rec["evidence"])
     verdict, _, rec = log.poll(2360)
     assert verdict == "running-stalled" and rec["misses"] == 2
     with log.path.open("ab") as fh:

@@ -69,8 +69,8 @@ def test_first_miss_is_suspect_second_miss_is_stalled() -> None:
     for minutes in (60, 90, 120):
         d = job.poll(t + minutes * MIN, 130)
         assert d.verdict == PROGRESSING and not d.progress["stall_suspect"], minutes
-    first_miss = job.poll(t + 150 * MIN, 130)
-    assert first_miss.verdict == PROGRESSING and first_miss.progress["stall_suspect"]
+    first_miss = job.poll(t + 150 * MIN, 130)  # RUNNING is not progress: not verified
+    assert first_miss.verdict == UNVERIFIED and first_miss.progress["stall_suspect"]
     assert first_miss.progress["misses"] == 1 and "1 consecutive" in first_miss.evidence[-1]
     assert first_miss.progress["allowance_s"] == 90 * MIN
     second = job.poll(t + 180 * MIN, 130)
@@ -85,15 +85,18 @@ def test_startup_grace() -> None:
     for minutes in (20, 35, 44):
         d = job.poll(T0 + minutes * MIN, 0)
         assert d.verdict != STALLED
-    # allowance is 60 min from the last rise, grace 45 min from the start: still fine at 50
-    assert job.poll(T0 + 50 * MIN, 0).verdict == PROGRESSING
+    # allowance is 60 min from the first sighting, grace 45 min from the start: no miss at
+    # 50, but no rise seen either: not progress
+    d = job.poll(T0 + 50 * MIN, 0)
+    assert d.verdict == UNVERIFIED and d.progress["misses"] == 0
     # a tight allowance shows the grace at work: no miss is counted inside it
     tight = Job(CadenceConfig(allowance_s=10 * MIN))
     tight.poll(T0 + 1 * MIN, 0)
     for minutes in (15, 30, 44):
         d = tight.poll(T0 + minutes * MIN, 0)
         assert d.verdict == UNVERIFIED and d.progress["in_grace"] and d.progress["misses"] == 0
-    assert tight.poll(T0 + 50 * MIN, 0).verdict == PROGRESSING  # first miss after the grace
+    first_miss = tight.poll(T0 + 50 * MIN, 0)  # the first miss after the grace
+    assert first_miss.verdict == UNVERIFIED and first_miss.progress["misses"] == 1
     assert tight.poll(T0 + 60 * MIN, 0).verdict == STALLED
 
 
@@ -137,8 +140,10 @@ def test_phase_allowances() -> None:
     t = T0 + 3 * H
     job.poll(t, 5)
     job.poll(t + 70 * MIN, 5, phase="eval")
-    assert job.poll(t + 85 * MIN, 5, phase="eval").verdict == PROGRESSING  # 85 < 60 + 30
-    assert job.poll(t + 100 * MIN, 5, phase="eval").verdict == PROGRESSING  # first miss
+    d = job.poll(t + 85 * MIN, 5, phase="eval")  # 85 < 60 + 30: no miss (and no rise yet)
+    assert d.verdict == UNVERIFIED and d.progress["misses"] == 0
+    d = job.poll(t + 100 * MIN, 5, phase="eval")  # first miss
+    assert d.verdict == UNVERIFIED and d.progress["misses"] == 1
     assert job.poll(t + 130 * MIN, 5, phase="eval").verdict == STALLED
 
 
@@ -148,7 +153,7 @@ def test_per_job_override() -> None:
     t = T0 + 3 * H
     job.poll(t, 1)
     verdicts = [job.poll(t + k * H, 1).verdict for k in range(1, 10)]
-    assert verdicts[:8] == [PROGRESSING] * 8 and verdicts[8] == STALLED
+    assert verdicts[:8] == [UNVERIFIED] * 8 and verdicts[8] == STALLED  # it never rose
     with pytest.raises(ValueError, match="unknown"):
         CadenceConfig().for_job({"alowance_s": 5})
     with pytest.raises(ValueError, match="non-negative"):
@@ -168,7 +173,8 @@ def test_requeue_resets_and_rearms_grace() -> None:
     assert job.state.intervals == [30 * MIN]  # the job's own cadence is kept
     d = job.poll(restart + 20 * MIN, 800, attempt="2")  # resumed from a checkpoint
     assert d.verdict == UNVERIFIED and "first sighting" in d.evidence[0]
-    assert job.poll(restart + 40 * MIN, 800, attempt="2").verdict == PROGRESSING
+    assert job.poll(restart + 40 * MIN, 800, attempt="2").verdict == UNVERIFIED  # no rise yet
+    assert job.poll(restart + 50 * MIN, 850, attempt="2").verdict == PROGRESSING
 
 
 def test_counter_going_back_or_changing_identity() -> None:
@@ -273,7 +279,31 @@ def test_scan_results_feed_decisions_across_polls() -> None:
     # one 45-min interval learned: allowance 135 min; misses at 195 and 225 min
     last_rise = T0 + 3 * H + 45 * MIN
     key = "log:tqdm:step:|500"
-    assert job.poll(last_rise + 195 * MIN, 200, key, total=500).verdict == PROGRESSING
+    assert job.poll(last_rise + 195 * MIN, 200, key, total=500).verdict == UNVERIFIED
     d = job.poll(last_rise + 225 * MIN, 200, key, total=500)
     assert d.verdict == STALLED
     json.dumps(d.to_dict(), allow_nan=False)
+
+
+def test_evidence_says_seconds_for_allowances_under_a_minute() -> None:
+    job = Job(CadenceConfig(allowance_s=10, startup_grace_s=0))
+    job.poll(T0 + 100, 1)
+    job.poll(T0 + 105, 2)
+    within = job.poll(T0 + 110, 2)
+    assert within.verdict == PROGRESSING
+    assert within.evidence[-1] == "no rise since the last poll; last rise 5 s ago, allowance 10 s"
+    miss = job.poll(T0 + 130, 2)
+    assert miss.evidence[-1] == "no rise for 25 s > allowance 10 s (1 consecutive)"
+    assert job.poll(T0 + 4 * H, 2).evidence[-1].startswith("no rise for 4.0 h > allowance 10 s")
+
+
+def test_a_first_sighting_is_not_a_rise() -> None:
+    """Progressing needs two observations with the counter higher in the later one; seen
+    again unchanged it is still unverified, however soon after the first sighting."""
+    job = Job(CadenceConfig(startup_grace_s=0))
+    assert job.poll(T0 + H, 11).verdict == UNVERIFIED
+    again = job.poll(T0 + H + 5, 11)
+    assert again.verdict == UNVERIFIED and not again.progress["stall_suspect"]
+    assert again.evidence[-1].startswith("no rise seen yet: log:tqdm:step:|5000 = 11")
+    assert job.poll(T0 + H + 60, 12).verdict == PROGRESSING
+    assert job.poll(T0 + H + 65, 12).verdict == PROGRESSING  # a rise within the allowance

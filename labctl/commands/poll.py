@@ -138,9 +138,10 @@ def cli(
     The state store is poll.sqlite in the state directory; [poll] settings tune its
     windows.
 
-    RUNNING is not progress: a running job is running-progressing (its step, trial count
-    or W&B step rose), running-stalled (no rise past its allowance on two consecutive
-    polls) or running-unverified (first sighting, start-up grace, nothing readable); a
+    RUNNING is not progress: a running job is running-progressing (two polls saw its step,
+    trial count or W&B step rise, the later one within its allowance), running-stalled (no
+    rise past its allowance on two consecutive polls) or running-unverified (first
+    sighting, no rise yet, a first miss, start-up grace, nothing readable); a
     death marker in its log (slurmstepd kill line, oom-kill, NCCL watchdog timeout, a
     final traceback with no growth since) gives a terminal verdict. [progress] settings
     set the allowance; [jobs."<name pattern>"] tables override it per job (allowance_s,

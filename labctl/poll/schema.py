@@ -69,9 +69,10 @@ PROGRESS = {
 JOB = record(
     "job",
     "One job of one cluster: the scheduler's state and labctl's verdict. A running job is "
-    "running-progressing (its counter rose, or its last rise is within the allowance), "
-    "running-stalled (no rise past the allowance on two consecutive polls) or "
-    "running-unverified (first sighting, no readable counter, or start-up grace), or a "
+    "running-progressing (two polls saw its counter rise, the later one within the "
+    "allowance), running-stalled (no rise past the allowance on two consecutive polls) or "
+    "running-unverified (first sighting, no rise seen yet, a first miss past the allowance, "
+    "no readable counter, or start-up grace), or a "
     "terminal verdict when a death marker in its log says it is dying (cause: nccl_timeout, "
     "time_limit, oom, user_code…). Verdicts that need a person (exit 1): failed, timeout, "
     "out_of_memory, node_fail, unknown, running-stalled. `unknown` means neither the "

@@ -3,14 +3,17 @@
 Pure decision logic: time comes in with the observation (seconds since the epoch, the
 poller's clock), nothing is read or written here. The rules:
 
-- `running-unverified` on first sighting, when no counter is readable, when the counter
-  changes identity or goes back (a restart), and inside the startup grace (default 45 min
-  after the job's start, re-armed by a requeue) — never guessed as progressing or stalled.
-- `running-progressing` when the counter rose since the last poll, or its last rise is within
-  the allowance. A first poll beyond the allowance only sets `stall_suspect`.
+- `running-progressing` only when two observations show the counter higher in the later
+  one, and that rise is within the allowance = max(2 poll intervals, 3 x p90 of the job's
+  own inter-advance intervals, floor 45 min) + a phase allowance (checkpoint save, eval),
+  or a per-job override.
+- `running-unverified` on first sighting, while no rise has been seen yet, when no counter
+  is readable, when the counter changes identity or goes back (a restart), inside the
+  startup grace (default 45 min after the job's start, re-armed by a requeue), and on a
+  first miss (a poll past the allowance with no rise: `stall_suspect`, the miss in the
+  evidence) — never guessed as progressing or stalled.
 - `running-stalled` after `misses_to_stall` (2) consecutive polls with no rise for longer
-  than the allowance = max(2 poll intervals, 3 x p90 of the job's own inter-advance
-  intervals, floor 45 min) + a phase allowance (checkpoint save, eval), or a per-job override.
+  than the allowance.
 - A hard death marker (slurmstepd kill line, oom-kill, NCCL watchdog timeout) with no progress
   after it overrides with the terminal verdict its cause stands for (`labctl.verdicts.
   CAUSE_VERDICT`: timeout / preempted / node_fail / cancelled / out_of_memory / failed). A soft
@@ -20,12 +23,25 @@ poller's clock), nothing is read or written here. The rules:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from labctl.progress.counter import allowance, count, in_grace, p90
 from labctl.verdicts import CAUSE_VERDICT, Verdict
+
+__all__ = [
+    "PROGRESSING",
+    "STALLED",
+    "UNVERIFIED",
+    "CadenceConfig",
+    "CadenceState",
+    "Decision",
+    "Observation",
+    "allowance",
+    "decide",
+    "p90",
+]
 
 PROGRESSING = Verdict.PROGRESSING
 STALLED = Verdict.STALLED
@@ -67,6 +83,7 @@ class CadenceState:
     counter_key: str | None = None
     value: float | None = None
     changed_at: float | None = None  # when the counter last rose (or was first seen)
+    rose_at: float | None = None  # when a poll last saw it higher than the poll before
     last_poll_at: float | None = None
     first_seen_at: float | None = None
     grace_from: float | None = None  # start of the current startup grace
@@ -115,32 +132,6 @@ class Decision:
         return out
 
 
-def p90(values: Sequence[float]) -> float | None:
-    """Nearest-rank 90th percentile."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)]
-
-
-def allowance(state: CadenceState, phase: str | None, config: CadenceConfig) -> float:
-    if config.allowance_s is not None:
-        base = config.allowance_s
-    else:
-        learned = config.p90_factor * (p90(state.intervals) or 0.0)
-        base = max(2 * config.poll_interval_s, learned, config.floor_s)
-    if phase == "checkpoint":
-        base += config.checkpoint_allowance_s
-    elif phase == "eval":
-        base += config.eval_allowance_s
-    return base
-
-
-def _fmt(seconds: float) -> str:
-    minutes = seconds / 60
-    return f"{minutes / 60:.1f} h" if minutes >= 120 else f"{minutes:.0f} min"
-
-
 def _marker(m: Any) -> dict[str, Any]:
     return dict(m) if isinstance(m, Mapping) else m.to_dict()
 
@@ -160,10 +151,21 @@ def _terminal(markers: list[dict[str, Any]], requeued: bool) -> dict[str, Any] |
 def decide(
     prev: CadenceState | None, obs: Observation, config: CadenceConfig | None = None
 ) -> Decision:
+    """The progress verdict of a running job from its stored state and one observation."""
     cfg = config or CadenceConfig()
     st = CadenceState.from_dict(prev.to_dict()) if prev is not None else CadenceState()
-    now = obs.now
     ev: list[str] = []
+    st, requeued = _attempt(st, obs, ev)
+    prev_value, prev_poll, st.last_poll_at = st.value, st.last_poll_at, obs.now
+    verdict, rate = count(st, obs, cfg, prev_value=prev_value, prev_poll=prev_poll, ev=ev)
+    verdict, cause = _dying(st, obs, verdict, requeued, ev)
+    return Decision(verdict, cause, st, ev, _progress(st, obs, cfg, prev_value, rate))
+
+
+def _attempt(st: CadenceState, obs: Observation, ev: list[str]) -> tuple[CadenceState, bool]:
+    """Which attempt this is: a requeue (a new start or attempt) resets the counter and
+    re-arms the startup grace; the job's own cadence (its intervals) is kept."""
+    now = obs.now
     requeued = (obs.attempt is not None and st.attempt not in (None, obs.attempt)) or (
         obs.job_start is not None and st.job_start not in (None, obs.job_start)
     )
@@ -171,37 +173,53 @@ def decide(
     st.job_start = obs.job_start if obs.job_start is not None else st.job_start
     st.first_seen_at = st.first_seen_at if st.first_seen_at is not None else now
     if requeued:
-        st = replace(st, counter_key=None, value=None, changed_at=None, misses=0, suspect=None)
+        st = replace(
+            st, counter_key=None, value=None, changed_at=None, rose_at=None, misses=0, suspect=None
+        )
         st.finished_at, st.grace_from = None, obs.job_start if obs.job_start else now
         ev.append("requeue detected (new start/attempt): startup grace re-armed")
     elif st.grace_from is None:
         st.grace_from = st.job_start if st.job_start is not None else st.first_seen_at
-    prev_value, prev_poll, st.last_poll_at = st.value, st.last_poll_at, now
+    return st, requeued
 
+
+def _dying(
+    st: CadenceState, obs: Observation, verdict: str, requeued: bool, ev: list[str]
+) -> tuple[str, str | None]:
+    """A death marker in the new log bytes overrides the counter's verdict: a hard one at
+    once, a soft one when the next poll shows no growth since."""
     markers = [_marker(m) for m in obs.markers]
-    verdict, rate = _counter(st, obs, cfg, prev_value=prev_value, prev_poll=prev_poll, ev=ev)
-    cause: str | None = None
     hard = _terminal(markers, requeued)
     soft = [m for m in markers if m.get("severity") == "soft" and m.get("final")]
     if hard is not None:
-        verdict, cause = CAUSE_VERDICT.get(hard["cause"], Verdict.FAILED), hard["cause"]
         ev.insert(0, f"death marker {hard['kind']}: {hard.get('line', '')}")
-    elif soft:
+        return CAUSE_VERDICT.get(hard["cause"], Verdict.FAILED), hard["cause"]
+    if soft:
         m = soft[-1]
-        st.suspect = {k: m.get(k) for k in ("kind", "cause", "line", "detail")} | {"at": now}
+        st.suspect = {k: m.get(k) for k in ("kind", "cause", "line", "detail")} | {"at": obs.now}
         ev.append(f"{m['kind']} at the end of the log ({m.get('detail') or m.get('line')}): "
                   "failed if nothing more is written by the next poll")  # fmt: skip
-    elif st.suspect is not None:
-        rose = st.changed_at == now and prev_value is not None and st.value != prev_value
-        grew = rose or (obs.new_bytes is not None and obs.new_bytes > 0)
-        if grew:
-            ev.append(f"log grew after the {st.suspect['kind']}: not treated as a death")
-            st.suspect = None
-        else:
-            verdict, cause = Verdict.FAILED, st.suspect.get("cause") or "user_code"
-            what = st.suspect.get("detail") or st.suspect.get("line")
-            ev.insert(0, f"{st.suspect['kind']} with no growth since: {what}")
-    progress = {
+        return verdict, None
+    if st.suspect is None:
+        return verdict, None
+    if st.rose_at == obs.now or (obs.new_bytes is not None and obs.new_bytes > 0):
+        ev.append(f"log grew after the {st.suspect['kind']}: not treated as a death")
+        st.suspect = None
+        return verdict, None
+    what = st.suspect.get("detail") or st.suspect.get("line")
+    ev.insert(0, f"{st.suspect['kind']} with no growth since: {what}")
+    return Verdict.FAILED, st.suspect.get("cause") or "user_code"
+
+
+def _progress(
+    st: CadenceState,
+    obs: Observation,
+    cfg: CadenceConfig,
+    prev_value: float | None,
+    rate: float | None,
+) -> dict[str, Any]:
+    now = obs.now
+    return {
         "counter_key": st.counter_key,
         "value": st.value,
         "prev": prev_value,
@@ -215,77 +233,12 @@ def decide(
         "phase": obs.phase,
         "stall_suspect": st.misses > 0,
         "misses": st.misses,
-        "in_grace": _in_grace(st, now, cfg),
+        "in_grace": in_grace(st, now, cfg),
         "ewma_interval_s": st.ewma_s,
     }
-    return Decision(verdict, cause, st, ev, progress)
-
-
-def _in_grace(st: CadenceState, now: float, cfg: CadenceConfig) -> bool:
-    return st.grace_from is not None and now - st.grace_from < cfg.startup_grace_s
 
 
 def _eta(total: float | None, value: float | None, rate: float | None) -> float | None:
     if total is None or value is None or not rate or rate <= 0 or value >= total:
         return None
     return (total - value) / rate * 3600
-
-
-def _counter(
-    st: CadenceState,
-    obs: Observation,
-    cfg: CadenceConfig,
-    *,
-    prev_value: float | None,
-    prev_poll: float | None,
-    ev: list[str],
-) -> tuple[str, float | None]:
-    """Updates the counter part of `st`; returns (verdict, rate per hour)."""
-    now, value = obs.now, obs.value
-    if value is None:
-        ev.append("no readable progress counter")
-        return UNVERIFIED, None
-    if prev_value is None or obs.counter_key != st.counter_key:
-        what = "first sighting" if prev_value is None else "counter changed identity"
-        ev.append(f"{what}: {obs.counter_key} = {value}")
-        st.counter_key, st.value, st.changed_at, st.misses = obs.counter_key, value, now, 0
-        return UNVERIFIED, None
-    span = now - prev_poll if prev_poll is not None and now > prev_poll else None
-    rate = (value - prev_value) / span * 3600 if span else None
-    if value < prev_value:
-        ev.append(f"counter went back {prev_value} -> {value} (restart?): grace re-armed")
-        st.value, st.changed_at, st.misses, st.grace_from = value, now, 0, now
-        return UNVERIFIED, None
-    if value > prev_value:
-        if st.changed_at is not None and now > st.changed_at:
-            gap = now - st.changed_at
-            st.intervals = [*st.intervals, gap][-cfg.max_intervals :]
-            a = cfg.ewma_alpha
-            st.ewma_s = gap if st.ewma_s is None else a * gap + (1 - a) * st.ewma_s
-        ev.append(f"{obs.counter_key} {prev_value} -> {value} since the last poll")
-        st.value, st.changed_at, st.misses = value, now, 0
-        st.finished_at = None
-        return PROGRESSING, rate
-    age = now - (st.changed_at if st.changed_at is not None else now)
-    limit = allowance(st, obs.phase, cfg)
-    if obs.finished:
-        st.finished_at = st.finished_at if st.finished_at is not None else now
-        if now - st.finished_at < cfg.finished_grace_s:
-            ev.append("training reported finished; the job is still running (saving, teardown)")
-            return UNVERIFIED, rate
-        ev.append(f"training finished {_fmt(now - st.finished_at)} ago, job still running")
-    if age <= limit:
-        st.misses = 0
-        ev.append(
-            f"no rise since the last poll; last rise {_fmt(age)} ago, allowance {_fmt(limit)}"
-        )
-        return PROGRESSING, rate
-    if _in_grace(st, now, cfg):
-        st.misses = 0
-        ev.append(f"no rise for {_fmt(age)}, but within the startup grace")
-        return UNVERIFIED, rate
-    st.misses += 1
-    ev.append(f"no rise for {_fmt(age)} > allowance {_fmt(limit)} ({st.misses} consecutive)")
-    if st.misses >= cfg.misses_to_stall:
-        return STALLED, rate
-    return PROGRESSING, rate
