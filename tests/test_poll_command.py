@@ -174,6 +174,27 @@ def test_a_job_seen_again_at_the_same_step_is_not_progressing(tmp_path: Path) ->
     assert moved["verdict"] == "running-progressing" and moved["progress"]["previous"] == 11
 
 
+def test_since_reports_a_finished_job_the_scheduler_has_forgotten(tmp_path: Path) -> None:
+    """The store saw the job end; the job table no longer lists it (its accounting was
+    purged): `--since` still reports it, from the store's record."""
+    rows = tmp_path / "rows.json"
+    config = write_config(tmp_path, [table_cluster("tpu", rows)])
+    ended = int(time.time()) - 60
+    rows.write_text(json.dumps([row("d", "SUCCEEDED", rc=0, ended=ended), row("b", "ACTIVE")]))
+    seen = jobs(poll(config))["d"]
+    assert seen["verdict"] == "completed"
+    rows.write_text(json.dumps([row("b", "ACTIVE")]))
+    assert set(jobs(poll(config))) == {"b"}  # reported once, when it finished
+    again = jobs(poll(config, "--since", "1h"))
+    assert set(again) == {"b", "d"}
+    d = again["d"]
+    assert (d["verdict"], d["exit_code"], d["end_time"]) == ("completed", 0, seen["end_time"])
+    assert (
+        not d["new"] and not d["changed_since_last_poll"] and d["first_seen"] == seen["first_seen"]
+    )
+    assert set(jobs(poll(config, "--since", "10s"))) == {"b"}  # it ended before that
+
+
 def test_broken_clusters_give_one_error_each_and_the_others_are_polled(tmp_path: Path) -> None:
     rows = tmp_path / "rows.json"
     rows.write_text(json.dumps([row("ok-1", "ACTIVE")]))

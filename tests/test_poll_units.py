@@ -315,3 +315,29 @@ def test_which_jobs_poll_looks_at_is_decided_from_the_facts() -> None:
     chosen = choose(snap, {prev.key: prev}, None, kill_lines=False)
     assert chosen.running == [run] and chosen.started == [run] and chosen.fresh == []
     assert "verdict" not in run  # the facts are not changed; the verdict is decided later
+
+
+def test_since_restates_a_forgotten_finished_job_but_not_an_earlier_attempt() -> None:
+    def finished(job: dict[str, Any]) -> StoredJob:
+        prev = _stored(job, 2e9 - 600)
+        return StoredJob(**{**prev.__dict__, "active": False, "terminal": True})
+
+    done = _job("5", "COMPLETED", "completed", end_epoch=1_796_000_100, exit_code=0)
+    # a requeued job, both attempts finished and forgotten: the latest is the job
+    first = _job("6", "PREEMPTED", "preempted", end_epoch=1_796_000_050, restarts=0)
+    latest = _job("6", "COMPLETED", "completed", submit_epoch=1_796_000_060,
+                  end_epoch=1_796_000_150, restarts=1)  # fmt: skip
+    old = _job("7", "FAILED", "failed", end_epoch=1_795_999_000, exit_code=1)
+    stored = {s.key: s for s in map(finished, (done, first, latest, old))}
+
+    def polled(since_cut: float | None) -> list[dict[str, Any]]:
+        return merge("c", "slurm", Snapshot(now=2e9, jobs=[]), stored, now=2e9,
+                     since_cut=since_cut, forget_after_s=3600).records  # fmt: skip
+
+    assert polled(None) == []  # reported once, when it finished
+    again = polled(1_796_000_000)
+    assert sorted((r["job_id"], r["verdict"]) for r in again) == [
+        ("5", "completed"),
+        ("6", "completed"),
+    ]
+    assert all(not r["new"] and not r["changed_since_last_poll"] for r in again)

@@ -15,11 +15,13 @@ For each job the store last saw alive that the scheduler no longer reports:
 - otherwise `unknown` (cause `vanished`), never `completed`: emitted once, when it
   vanishes, and still asked about by id until `forget_after_s`, so a late answer from
   slurmdbd turns it back into a real verdict.
+A finished job the store saw end that the scheduler has since forgotten is reported again,
+from the store's record, when `--since` reaches back to its end (`forgotten`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +36,7 @@ from labctl.poll.model import (
 )
 from labctl.poll.running import ProgressSettings, observe
 from labctl.poll.verdict import judge
-from labctl.records import rfc3339
+from labctl.records import parse_rfc3339, rfc3339
 from labctl.verdicts import Verdict
 
 
@@ -176,10 +178,7 @@ def merge(
         if prev is not None and squeue_leftover(job, prev):
             out.quiet.append(key)  # the store's fuller record stands
             if since_asks(job, since_cut):  # reported again: the store's record
-                out.records.append(
-                    dict(prev.record, observed_at=rfc3339(now), new=False, changed_fields=[])
-                    | {"changed_since_last_poll": False, "previous_verdict": prev.verdict}
-                )
+                out.records.append(restated(prev, now))
             continue
         if is_quiet(job, prev, since_cut):
             out.quiet.append(key)  # the store keeps its record; only last_seen moves
@@ -226,6 +225,42 @@ def merge(
             )
         )
     _vanished(out, cluster, observed, stored, now=now, forget_after_s=forget_after_s)
+    if since_cut is not None:
+        out.records.extend(restated(p, now) for p in forgotten(observed, stored, since_cut))
+    return out
+
+
+def restated(prev: StoredJob, now: float) -> dict[str, Any]:
+    """The store's record of a finished job, reported again (`--since`): not news."""
+    return dict(prev.record, observed_at=rfc3339(now), new=False, changed_fields=[]) | {
+        "changed_since_last_poll": False,
+        "previous_verdict": prev.verdict,
+    }
+
+
+def forgotten(
+    observed: Mapping[Key, Any], stored: Mapping[Key, StoredJob], since_cut: float
+) -> list[StoredJob]:
+    """Finished jobs the store saw end after `since_cut` that the scheduler no longer
+    reports (sacct's rows purged, a job table that drops finished jobs): for `--since`, the
+    store's record is the answer. Not an attempt of a job the scheduler still reports, nor
+    one a later stored attempt continues (a requeued job is reported as its latest attempt)."""
+    same_id = {k[:2] for k in observed}
+    attempts: dict[tuple[str, int], list[StoredJob]] = {}
+    for prev in stored.values():
+        attempts.setdefault(prev.key[:2], []).append(prev)
+    out = []
+    for key, prev in stored.items():
+        if key in observed or prev.active or key[:2] in same_id:
+            continue
+        if not prev.terminal or prev.verdict not in TERMINAL_VERDICTS:
+            continue
+        if not since_asks({"end_epoch": parse_rfc3339(prev.record.get("end_time"))}, since_cut):
+            continue
+        later = attempts[key[:2]]
+        if any(o.key[2] > key[2] and continues(prev.record, o.record) for o in later):
+            continue
+        out.append(prev)
     return out
 
 
