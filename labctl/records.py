@@ -6,6 +6,7 @@ offset (`2026-11-30T18:24:39Z`), durations are seconds, sizes are bytes, unknown
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -45,3 +46,16 @@ def now_rfc3339(clock: Callable[[], float] = time.time) -> str:
     out = rfc3339(clock())
     assert out is not None
     return out
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration_seconds(text: str) -> float:
+    """A duration people type (`90`, `30m`, `6h`, `2d`) in seconds; ValueError otherwise.
+    (SLURM's `D-HH:MM:SS` is `labctl.parse.slurm.parse_duration`.)"""
+    m = _DURATION.match(text)
+    if m is None:
+        raise ValueError(f"{text!r} is not a duration: use a number with s, m, h or d (e.g. 6h)")
+    return float(m.group(1)) * _UNITS[m.group(2)]

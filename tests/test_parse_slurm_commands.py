@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.verdicts import classify, with_verdicts
+from helpers.verdicts import slurm_verdict, with_verdicts
 
 from labctl.parse.slurm import (
     FIELD_DELIMITER,
@@ -304,7 +304,7 @@ def test_submit_line_log_patterns(line: str, out: str | None, err: str | None) -
     ],
 )
 def test_classify(state: str | None, kw: dict[str, object], want: tuple[str, str | None]) -> None:
-    got = classify(state, **kw)  # type: ignore[arg-type]
+    got = slurm_verdict(state, **kw)  # type: ignore[arg-type]
     assert got == want
     assert got[0] in VERDICTS
 
@@ -320,7 +320,7 @@ def test_kill_markers_from_real_job_logs() -> None:
     assert kill_markers((logs / "train-ok-1.out").read_text()) == frozenset()
     # a timed-out job's log turns an ambiguous CANCELLED into a timeout
     marks = kill_markers((logs / "train-timeout-3.out").read_text())
-    assert classify("CANCELLED", markers=marks) == ("timeout", "time_limit")
+    assert slurm_verdict("CANCELLED", markers=marks) == ("timeout", "time_limit")
 
 
 def test_heterogeneous_job_components_group_with_their_steps() -> None:

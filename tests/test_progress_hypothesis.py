@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labctl.progress.formats import classify, parse_hf_dict, parse_levanter, parse_tqdm
+from labctl.progress.formats import parse_hf_dict, parse_levanter, parse_progress_line, parse_tqdm
 from labctl.progress.logscan import ScanConfig, ScanResult, ScanState, _reverse_blocks, scan_chunk
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "progress"
@@ -118,7 +118,7 @@ def test_recognisers_accept_any_text(text: str) -> None:
     bar = "%|| 1/2 [00:01<00:01, 1it/s]"
     for candidate in (text, "{'" + text + "}", text + bar, "Progress on:" + text):
         line = candidate.encode("utf-8", "surrogatepass")
-        classify(line)
+        parse_progress_line(line)
         parse_tqdm(line)
         parse_hf_dict(line)
         parse_levanter(line)

@@ -15,7 +15,6 @@ API key and a cluster's `wandb_project`, one paged runs query per project.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -32,17 +31,17 @@ EXAMPLES = [
     "labctl poll --since 6h      # also re-report jobs that ended in the last 6 hours",
     "labctl poll --changed-only  # only what changed since the previous poll",
 ]
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
-_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def parse_duration(text: str) -> float:
+def since_seconds(text: str) -> float:
+    """`--since` in seconds (a usage error when it is not a duration)."""
     from labctl.errors import UsageError
+    from labctl.records import duration_seconds
 
-    m = _DURATION.match(text)
-    if m is None:
-        raise UsageError(f"--since {text!r}: use a number with s, m, h or d (e.g. 6h)")
-    return float(m.group(1)) * _UNITS[m.group(2)]
+    try:
+        return duration_seconds(text)
+    except ValueError:
+        raise UsageError(f"--since {text!r}: use a number with s, m, h or d (e.g. 6h)") from None
 
 
 def progress_settings(cfg: Any, state_dir: Any = None) -> Any:
@@ -98,7 +97,7 @@ def run(
         window_margin_s=cfg.get("poll.window_margin_s"),
         forget_after_s=cfg.get("poll.forget_after_h") * 3600,
         retention_s=cfg.get("poll.retention_days") * 86400,
-        since_s=parse_duration(since) if since is not None else None,
+        since_s=since_seconds(since) if since is not None else None,
     )
     for rec in poll_run(chosen, state_dir=lc.state_dir, settings=settings, clock=lc.clock):
         if changed_only and rec.get("kind") == "job" and not rec.get("changed_since_last_poll"):

@@ -24,7 +24,7 @@ from labctl.diagnose.catalog import Catalog
 from labctl.diagnose.jobstate import JobState
 from labctl.diagnose.load import default_catalog
 from labctl.diagnose.rank import CLUSTER_GAP, Ranked
-from labctl.diagnose.record import Merged, build
+from labctl.diagnose.record import Findings, build
 from labctl.diagnose.scan import DEFAULT_BLOCK
 from labctl.errors import UsageError
 from labctl.redact import Redactor
@@ -34,7 +34,7 @@ DEFAULT_MAX_WINDOW = 64 << 20
 SchedLike = JobState | Mapping[str, Any] | None
 
 
-def _conclusive(r: Ranked, acc: Merged) -> bool:
+def _conclusive(r: Ranked, acc: Findings) -> bool:
     """Can nothing before the regions read so far change the verdict? Explanations and the
     failure cluster reach at most CLUSTER_GAP lines, so a fatal root at least that far from
     the start of what was read is final. Scheduler/hung verdicts do not depend on the text."""
@@ -66,7 +66,7 @@ def diagnose_path(
     if js is not None and js.running and js.log_age is None:
         age = (time.time() if now is None else now) - p.stat().st_mtime
         js = JobState(js.state, js.exit_code, js.signal, js.reason, max(age, 0.0), js.hung_after)
-    acc = Merged()
+    acc = Findings()
     if reader.is_gzip(p):
         acc.add(reader.stream_gzip(cat, p, threads))
         info: dict[str, Any] = {"mode": "stream", "complete": True}
@@ -94,7 +94,7 @@ def diagnose_path(
 def _read_file(
     cat: Catalog,
     f: Any,
-    acc: Merged,
+    acc: Findings,
     *,
     size: int,
     js: JobState | None,
@@ -136,7 +136,7 @@ def diagnose_chunks(
     numbers are only given from the end.
     """
     cat = catalog or default_catalog()
-    acc = Merged()
+    acc = Findings()
     acc.add(reader.scan_chunks(cat, chunks, tail=tail, threads=threads, block=block))
     js = JobState.coerce(sched)
     ranked = acc.ranked(cat, js, not tail)

@@ -30,7 +30,9 @@ def strip_prefix(raw: bytes) -> bytes:
 
 
 @dataclass(slots=True)
-class Hit:
+class CatalogHit:
+    """One log line that matched a catalog entry (`entry` is its index in the catalog)."""
+
     entry: int
     rel: int
     text: str
@@ -48,18 +50,18 @@ class Hit:
 @dataclass
 class EntryHits:
     count: int = 0
-    first: list[Hit] = field(default_factory=list)
-    last: list[Hit] = field(default_factory=list)
+    first: list[CatalogHit] = field(default_factory=list)
+    last: list[CatalogHit] = field(default_factory=list)
 
-    def add(self, hit: Hit, keep: int = KEEP) -> None:
+    def add(self, hit: CatalogHit, keep: int = KEEP) -> None:
         self.count += 1
         for lst, drop_last in ((self.first, True), (self.last, False)):
             bisect.insort(lst, hit, key=lambda h: h.rel)
             if len(lst) > keep:
                 lst.pop(-1 if drop_last else 0)
 
-    def hits(self) -> list[Hit]:
-        seen: dict[int, Hit] = {}
+    def hits(self) -> list[CatalogHit]:
+        seen: dict[int, CatalogHit] = {}
         for h in self.first + self.last:
             seen.setdefault(h.rel, h)
         return [seen[k] for k in sorted(seen)]
@@ -79,7 +81,9 @@ class Traceback:
 
 
 @dataclass
-class ScanResult:
+class RegionScan:
+    """What scanning one region of a log yields (the engine merges regions: `Findings`)."""
+
     hits: dict[int, EntryHits]
     shadow_counts: dict[int, int]
     lines: int

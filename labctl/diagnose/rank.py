@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from labctl.diagnose.catalog import Catalog, Entry
-from labctl.diagnose.hits import Hit
+from labctl.diagnose.hits import CatalogHit
 from labctl.diagnose.jobstate import JobState
 
 CLUSTER_GAP = 2000
@@ -38,7 +38,7 @@ MESSAGE_LINES = 3
 
 @dataclass
 class Cand:
-    hit: Hit
+    hit: CatalogHit
     idx: int
     entry: Entry
     count: int
@@ -64,7 +64,7 @@ def _pos(c: Cand) -> str:
 
 def rank(
     cat: Catalog,
-    hits: Mapping[int, list[Hit]],
+    hits: Mapping[int, list[CatalogHit]],
     counts: Mapping[int, int],
     sched: JobState | None = None,
     *,
@@ -84,14 +84,16 @@ def rank(
             cands.append(c)
     for code in sched.codes if sched else []:
         for i in cat.exit_map.get(code, []):
-            h = Hit(entry=i, rel=0, text=f"exit code {code}", synthetic="scheduler")
+            h = CatalogHit(entry=i, rel=0, text=f"exit code {code}", synthetic="scheduler")
             cands.append(Cand(h, i, cat.entries[i], 1))
     events = [c for c in cands if c.entry.role == "event"]
     cands = [c for c in cands if c.entry.role != "event"]
     if sched and sched.word in cat.state_map:
         j = cat.state_map[sched.word]
         if cat.entries[j].role == "event":
-            h = Hit(entry=j, rel=0, text=f"scheduler state {sched.state}", synthetic="scheduler")
+            h = CatalogHit(
+                entry=j, rel=0, text=f"scheduler state {sched.state}", synthetic="scheduler"
+            )
             events.append(Cand(h, j, cat.entries[j], 1))
     out = _decide(cat, cands, sched=sched, complete=complete, saw_tb=saw_traceback, gap=cluster_gap)
     out.events = _first_per_entry(events)
@@ -118,7 +120,9 @@ def _decide(
     if sched and sched.running and sched.log_age is not None and sched.log_age > sched.hung_after:
         j = cat.by_id["hung_no_output"]
         text = f"no output for {int(sched.log_age)} s (threshold {int(sched.hung_after)} s)"
-        root = Cand(Hit(entry=j, rel=0, text=text, synthetic="scheduler"), j, cat.entries[j], 1)
+        root = Cand(
+            CatalogHit(entry=j, rel=0, text=text, synthetic="scheduler"), j, cat.entries[j], 1
+        )
         why = "the job is still running; hung is decided from the log's age"
         return Ranked("hung", root, 0.8, also=[(c, why) for c in _first_per_entry(cands)])
     word = sched.word if sched else None
@@ -132,7 +136,9 @@ def _decide(
         root = (
             own[0]
             if own
-            else Cand(Hit(entry=j, rel=0, text=text, synthetic="scheduler"), j, cat.entries[j], 1)
+            else Cand(
+                CatalogHit(entry=j, rel=0, text=text, synthetic="scheduler"), j, cat.entries[j], 1
+            )
         )
         why = f"scheduler state {word} is authoritative"
         also = [(c, why) for c in _first_per_entry(cands) if c.idx != j]

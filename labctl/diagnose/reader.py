@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from labctl.diagnose.catalog import Catalog
-from labctl.diagnose.hits import ScanResult
+from labctl.diagnose.hits import RegionScan
 from labctl.diagnose.scan import DEFAULT_BLOCK, Scanner
 from labctl.errors import BackendError
 
@@ -38,7 +38,7 @@ class LogUnreadable(BackendError):
 class Segment:
     start: int  # first byte scanned (after the partial line was skipped)
     end: int
-    result: ScanResult
+    result: RegionScan
 
 
 def is_gzip(path: Path) -> bool:
@@ -69,7 +69,7 @@ def scan_chunks(
     tail: bool = False,
     threads: int | None = None,
     block: int = DEFAULT_BLOCK,
-) -> ScanResult:
+) -> RegionScan:
     scanner = Scanner(cat, threads=threads, skip_partial_first=tail, block=block)
     try:
         for chunk in chunks:
@@ -120,7 +120,7 @@ def scan_segment(
     return Segment(first, end, result)
 
 
-def stream_gzip(cat: Catalog, path: Path, threads: int | None = None) -> ScanResult:
+def stream_gzip(cat: Catalog, path: Path, threads: int | None = None) -> RegionScan:
     try:
         with gzip.open(path, "rb") as g:
             return scan_chunks(cat, iter(lambda: g.read(READ_SIZE), b""), threads=threads)

@@ -1,6 +1,6 @@
 """The `diagnosis` record: merged scan results in, one JSON-ready dict out.
 
-`Merged` collects the scan results of one log's regions (back to front, so `from_end` line
+`Findings` collects the scan results of one log's regions (back to front, so `from_end` line
 numbers are stable as the tail-first reader widens). `build` turns a ranking into the
 diagnosis dict documented in labctl/diagnose/__init__.py: evidence lines (redacted, capped,
 with context), the fingerprint, the resolved machine action, the also-matched entries.
@@ -14,7 +14,7 @@ from typing import Any
 
 from labctl.diagnose.catalog import Catalog
 from labctl.diagnose.fingerprint import exception_type, fingerprint
-from labctl.diagnose.hits import Hit, ScanResult, Traceback
+from labctl.diagnose.hits import CatalogHit, RegionScan, Traceback
 from labctl.diagnose.jobstate import JobState
 from labctl.diagnose.rank import Ranked, rank
 from labctl.redact import Redactor, default_redactor
@@ -22,11 +22,11 @@ from labctl.redact import Redactor, default_redactor
 EVIDENCE_HITS = 3
 
 
-class Merged:
+class Findings:
     """Scan results of regions merged back-to-front (the last region first)."""
 
     def __init__(self) -> None:
-        self.hits: dict[int, list[Hit]] = {}
+        self.hits: dict[int, list[CatalogHit]] = {}
         self.counts: dict[int, int] = {}
         self.lines = 0
         self.bytes = 0
@@ -34,7 +34,7 @@ class Merged:
         self.tbs: list[tuple[int, Traceback]] = []  # (header from_end, traceback)
         self.regions = 0
 
-    def add(self, res: ScanResult) -> None:
+    def add(self, res: RegionScan) -> None:
         n = res.lines
         for i, eh in res.hits.items():
             for h in eh.hits():
@@ -76,7 +76,7 @@ def _action(cat: Catalog, action: Mapping[str, Any], groups: Mapping[str, str]) 
     return out
 
 
-def _loc(h: Hit, complete: bool) -> dict[str, Any]:
+def _loc(h: CatalogHit, complete: bool) -> dict[str, Any]:
     if h.synthetic == "scheduler":
         return {"line": None, "line_from_end": None}
     return {"line": h.line if complete else None, "line_from_end": h.from_end}
@@ -100,7 +100,7 @@ def _item(
     }
 
 
-def _evidence(h: Hit, complete: bool, red: Redactor) -> dict[str, Any]:
+def _evidence(h: CatalogHit, complete: bool, red: Redactor) -> dict[str, Any]:
     origin = h.synthetic or "log"
     item: dict[str, Any] = {"origin": origin, **_loc(h, complete), "text": red.text(h.text)}
     item["before"] = [red.text(t) for t in h.before]
@@ -111,7 +111,7 @@ def _evidence(h: Hit, complete: bool, red: Redactor) -> dict[str, Any]:
 def build(
     cat: Catalog,
     r: Ranked,
-    acc: Merged,
+    acc: Findings,
     *,
     js: JobState | None,
     source: str | None,
@@ -198,7 +198,7 @@ def build(
     return out
 
 
-def _unknown_text(acc: Merged, last_tb: tuple[int, Traceback] | None, js: JobState | None) -> str:
+def _unknown_text(acc: Findings, last_tb: tuple[int, Traceback] | None, js: JobState | None) -> str:
     if last_tb is not None:
         tb = last_tb[1]
         return tb.exc_text or (tb.excerpt[-1] if tb.excerpt else "traceback")

@@ -7,7 +7,7 @@ parallel threads: RE2 releases the GIL) and only the candidate lines it finds ar
 entry by entry with an RE2 set. Memory is one block plus a few lines of context; per entry
 only the first and last `keep` hits are retained (with a count).
 
-Line numbers (`Hit.rel`) are 1-based and count from the first byte fed to the scanner; the
+Line numbers (`CatalogHit.rel`) are 1-based and count from the first byte fed to the scanner; the
 engine turns them into absolute line numbers when the scan started at the beginning of the
 log, and into `line_from_end` always. A run of more than `MAX_LINE` bytes without a line
 break is cut there (and counts as a line).
@@ -24,9 +24,9 @@ from labctl.diagnose.fingerprint import exception_type
 from labctl.diagnose.hits import (
     KEEP,
     MAX_TEXT,
+    CatalogHit,
     EntryHits,
-    Hit,
-    ScanResult,
+    RegionScan,
     Traceback,
     clip,
     strip_prefix,
@@ -82,7 +82,7 @@ class Scanner(TracebackFollower):
         self._tb_next = 0  # rel line where following resumes
         # exception lines that end a traceback, code_error unless a catalog entry claims the
         # line: (line start, line end, block end, raw line, exception type) until materialised
-        self._pending_exc: dict[int, Hit | tuple[int, int, int, bytes, str]] = {}
+        self._pending_exc: dict[int, CatalogHit | tuple[int, int, int, bytes, str]] = {}
         self._ignored: deque[int] = deque(maxlen=64)  # exception lines of ignored tracebacks
         self._body = (0, 0)  # rel lines [a, b] of the current traceback's frames: source code
         # this block's hits per entry, (rel, line start, line end, match, shadowed): only those
@@ -116,16 +116,16 @@ class Scanner(TracebackFollower):
         if self._plen >= self.block:
             self._process(final=False)
 
-    def finish(self) -> ScanResult:
+    def finish(self) -> RegionScan:
         self._process(final=True)
         if self._tb is not None:
             self._end_tb(self._tb, None, None)
         for rel in sorted(self._pending_exc):
             item = self._pending_exc.pop(rel)
-            if isinstance(item, Hit):
+            if isinstance(item, CatalogHit):
                 self._record(item)
         self.close()
-        return ScanResult(
+        return RegionScan(
             self.hits, self.shadow, self._lines, self.bytes_in, self._tail, list(self.tracebacks)
         )
 
@@ -181,7 +181,7 @@ class Scanner(TracebackFollower):
         self._materialise(data, n)
         for rel in sorted(self._pending_exc):
             item = self._pending_exc[rel]
-            if not isinstance(item, Hit):
+            if not isinstance(item, CatalogHit):
                 item = self._pending_exc[rel] = self._synthetic(data, rel, item)
             if final or rel <= self._lines:
                 del self._pending_exc[rel]
@@ -247,11 +247,13 @@ class Scanner(TracebackFollower):
             self._tb_next = rel + 1
             self._follow(data, le + 1, n, rel + 1, final)
 
-    def _make(self, i: int, data: bytes, ls: int, le: int, *, rel: int, n: int, line: bytes) -> Hit:
+    def _make(
+        self, i: int, data: bytes, ls: int, le: int, *, rel: int, n: int, line: bytes
+    ) -> CatalogHit:
         at = self.cat.match_start(i, line)
         head = line[:at].decode("utf-8", "replace")
         text = head + line[at : at + 4 * MAX_TEXT].decode("utf-8", "replace")
-        return Hit(
+        return CatalogHit(
             entry=i,
             rel=rel,
             text=clip(line),
@@ -274,5 +276,5 @@ class Scanner(TracebackFollower):
             eh.count += len(raws) - len(keep)
         self._raw = {}
 
-    def _record(self, hit: Hit) -> None:
+    def _record(self, hit: CatalogHit) -> None:
         self.hits.setdefault(hit.entry, EntryHits()).add(hit, self.keep)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections import deque
 
-from labctl.diagnose.hits import MAX_TEXT, Hit, Traceback, clip, strip_prefix
+from labctl.diagnose.hits import MAX_TEXT, CatalogHit, Traceback, clip, strip_prefix
 
 TB_MAX_LINES = 400
 _EXC = re.compile(rb"^(?P<exc>[A-Za-z_][\w.]*)(?::|\s*$)")
@@ -25,11 +25,13 @@ class TracebackFollower:
     _tb_next: int
     _body: tuple[int, int]
     _ignored: deque[int]
-    _pending_exc: dict[int, Hit | Pending]
+    _pending_exc: dict[int, CatalogHit | Pending]
     _code_error: int | None
     tracebacks: deque[Traceback]
 
-    def _make(self, i: int, data: bytes, ls: int, le: int, *, rel: int, n: int, line: bytes) -> Hit:
+    def _make(
+        self, i: int, data: bytes, ls: int, le: int, *, rel: int, n: int, line: bytes
+    ) -> CatalogHit:
         raise NotImplementedError
 
     def _continue_tb(self, data: bytes, start: int, n: int, base: int, final: bool) -> None:
@@ -94,7 +96,9 @@ class TracebackFollower:
             return
         self._pending_exc[rel] = (ls, le, hi, raw, m.group("exc").decode("utf-8", "replace"))
 
-    def _synthetic(self, data: bytes, rel: int, item: tuple[int, int, int, bytes, str]) -> Hit:
+    def _synthetic(
+        self, data: bytes, rel: int, item: tuple[int, int, int, bytes, str]
+    ) -> CatalogHit:
         ls, le, hi, raw, exc = item
         assert self._code_error is not None
         hit = self._make(self._code_error, data, ls, le, rel=rel, n=hi, line=raw)

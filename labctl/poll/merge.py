@@ -41,7 +41,9 @@ from labctl.verdicts import Verdict
 
 
 @dataclass
-class Merged:
+class ClusterUpdate:
+    """What one cluster's poll adds up to: the records to emit and the store's changes."""
+
     records: list[dict[str, Any]] = field(default_factory=list)
     updates: list[StoredJob] = field(default_factory=list)
     seen: int = 0  # jobs the scheduler reported (emitted or not)
@@ -157,10 +159,10 @@ def merge(
     progress: ProgressSettings | None = None,
     progress_regex: str | None = None,
     window_start: float | None = None,
-) -> Merged:
+) -> ClusterUpdate:
     """`progress` set: running jobs get a progress verdict from their probed sources.
     `window_start`: the sacct window's start (cluster clock), see `out_of_window`."""
-    out = Merged()
+    out = ClusterUpdate()
     observed: dict[Key, dict[str, Any]] = {}
     # every job's verdict, from the scheduler's facts and the kill lines read in its log
     jobs, ended_attempt = fold_attempts([judge(j, states=snap.states) for j in snap.jobs])
@@ -265,7 +267,7 @@ def forgotten(
 
 
 def _vanished(
-    out: Merged,
+    out: ClusterUpdate,
     cluster: str,
     observed: dict[Key, dict[str, Any]],
     stored: dict[Key, StoredJob],

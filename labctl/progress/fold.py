@@ -3,7 +3,7 @@ bar, which format gives the counter, the latest metrics, the phase and the finis
 
 from __future__ import annotations
 
-from labctl.progress.formats import MAX_METRICS, Hit
+from labctl.progress.formats import MAX_METRICS, ProgressLine
 from labctl.progress.logstate import ScanState
 from labctl.progress.metrics import canonical
 
@@ -12,11 +12,13 @@ PRIORITY = ("regex", "verl", "tqdm", "levanter", "hf_dict")
 COUNTER_SLOTS = frozenset(PRIORITY)
 
 
-def bar_rank(hit: Hit) -> list[float]:
+def bar_rank(hit: ProgressLine) -> list[float]:
     return [0.0 if hit.nested else 1.0, 1.0 if hit.lightning else 0.0, float(hit.total or 0)]
 
 
-def resolve_bar(st: ScanState, bars: dict[str, tuple[Hit, int]]) -> tuple[Hit, int] | None:
+def resolve_bar(
+    st: ScanState, bars: dict[str, tuple[ProgressLine, int]]
+) -> tuple[ProgressLine, int] | None:
     """The training bar: the known one, unless a better-ranked candidate shows up."""
     candidates = [hp for hp in bars.values() if hp[0].role == "train"]
     if not candidates and st.bar is not None:
@@ -33,7 +35,7 @@ def resolve_bar(st: ScanState, bars: dict[str, tuple[Hit, int]]) -> tuple[Hit, i
     return best
 
 
-def update_counter(st: ScanState, newest: dict[str, tuple[Hit, int]]) -> bool:
+def update_counter(st: ScanState, newest: dict[str, tuple[ProgressLine, int]]) -> bool:
     present = [s for s in PRIORITY if s in newest and newest[s][0].value is not None]
     if not present:
         return False
@@ -46,7 +48,7 @@ def update_counter(st: ScanState, newest: dict[str, tuple[Hit, int]]) -> bool:
     return True
 
 
-def update_metrics(st: ScanState, newest: dict[str, tuple[Hit, int]]) -> None:
+def update_metrics(st: ScanState, newest: dict[str, tuple[ProgressLine, int]]) -> None:
     for hit, _ in sorted(newest.values(), key=lambda hp: hp[1]):
         if hit.metrics:
             st.metrics.update(canonical(hit.metrics))
@@ -57,9 +59,9 @@ def update_metrics(st: ScanState, newest: dict[str, tuple[Hit, int]]) -> None:
 
 def update_phase(
     st: ScanState,
-    first: tuple[Hit, int] | None,
-    train_bar: tuple[Hit, int] | None,
-    newest: dict[str, tuple[Hit, int]],
+    first: tuple[ProgressLine, int] | None,
+    train_bar: tuple[ProgressLine, int] | None,
+    newest: dict[str, tuple[ProgressLine, int]],
     seen: bool,
 ) -> None:
     if first is not None:

@@ -1,7 +1,7 @@
 """Recognisers for progress lines in training logs: one small function per format.
 
 Every recogniser takes one log line as bytes (already split on `\\r` and `\\n`) and returns a
-`Hit` or None. They are pure and cheap: a substring pre-check guards each regex, so the
+`ProgressLine` or None. They are pure and cheap: a substring pre-check guards each regex, so the
 scanner can offer them every line. Formats:
 
 - tqdm bars (HF Trainer and anything else): `  12%|█▏        | 60/500 [00:30<03:40,  2.0it/s]`
@@ -57,7 +57,7 @@ _EVAL = re.compile(r"\b(?:eval|valid|test|predict|inference)", re.IGNORECASE)
 
 
 @dataclass(slots=True)
-class Hit:
+class ProgressLine:
     """One recognised line. `slot` groups hits so the scanner keeps the newest per slot."""
 
     # tqdm | levanter | levanter_eval | verl | hf_dict | hf_eval | hf_done | regex | checkpoint
@@ -104,7 +104,7 @@ def _role(desc: str) -> str:
     return "train"
 
 
-def parse_tqdm(line: bytes) -> Hit | None:
+def parse_tqdm(line: bytes) -> ProgressLine | None:
     """A tqdm frame (HF Trainer, Lightning, verl's "Training Progress", any other bar)."""
     nested = False
     if b"\x1b" in line:
@@ -121,7 +121,7 @@ def parse_tqdm(line: bytes) -> Hit | None:
     if nested and role == "train":
         role = "eval"  # HF Trainer's prediction bar sits below the training bar
     epoch = _EPOCH_DESC.match(desc)
-    hit = Hit("tqdm", value=n, total=total, role=role, nested=nested, metrics=post or None)
+    hit = ProgressLine("tqdm", value=n, total=total, role=role, nested=nested, metrics=post or None)
     hit.bar = re.sub(r"\d+", "#", desc) + "|" + ("" if epoch else str(total)) + "^" * nested
     if epoch is not None:
         hit.lightning = True
@@ -138,7 +138,7 @@ def parse_tqdm(line: bytes) -> Hit | None:
     return hit
 
 
-def parse_levanter(line: bytes) -> Hit | None:
+def parse_levanter(line: bytes) -> ProgressLine | None:
     m = _LEVANTER.search(line)
     if m is None or (m["n"] == b"-" and m["t"] in (b"-", b"None")):
         return None
@@ -146,14 +146,14 @@ def parse_levanter(line: bytes) -> Hit | None:
     n = 0 if m["n"] == b"-" else si_number(m["n"], m["ns"])
     total = None if m["t"] in (b"-", b"None") else si_number(m["t"], m["ts"])
     is_eval = _role(desc) == "eval"
-    hit = Hit("levanter_eval" if is_eval else "levanter", value=n, total=total)
+    hit = ProgressLine("levanter_eval" if is_eval else "levanter", value=n, total=total)
     hit.phase = "eval" if is_eval else "train"
     hit.metrics = _postfix(m["post"]) or None
     hit.finished = not is_eval and total is not None and n >= total > 0
     return hit
 
 
-def parse_verl(line: bytes) -> Hit | None:
+def parse_verl(line: bytes) -> ProgressLine | None:
     m = _VERL.search(line)
     if m is None:
         return None
@@ -170,7 +170,7 @@ def parse_verl(line: bytes) -> Hit | None:
             break
     if not metrics:
         return None
-    return Hit("verl", value=int(m["step"]), phase="train", metrics=metrics)
+    return ProgressLine("verl", value=int(m["step"]), phase="train", metrics=metrics)
 
 
 def _literal_dict(text: str) -> dict[str, float] | None:
@@ -188,7 +188,7 @@ def _literal_dict(text: str) -> dict[str, float] | None:
     return out
 
 
-def parse_hf_dict(line: bytes) -> Hit | None:
+def parse_hf_dict(line: bytes) -> ProgressLine | None:
     """HF Trainer's `str(logs)`: a Python dict repr of str -> number (no step; epoch rises)."""
     start, end = line.find(b"{'"), line.rfind(b"}")
     if start < 0 or end < start or end - start > DICT_MAX or line[end + 1 :].strip():
@@ -202,17 +202,17 @@ def parse_hf_dict(line: bytes) -> Hit | None:
         metrics = {p["k"].decode("utf-8", "replace"): _num(p["v"]) for p in pairs}
     keys = metrics.keys()
     if any(k.startswith(("eval_", "test_", "predict_")) for k in keys):
-        hit = Hit("hf_eval", phase="eval", metrics=metrics)
+        hit = ProgressLine("hf_eval", phase="eval", metrics=metrics)
     elif "train_runtime" in keys:
-        hit = Hit("hf_done", phase="finished", metrics=metrics, finished=True)
+        hit = ProgressLine("hf_done", phase="finished", metrics=metrics, finished=True)
     else:
-        hit = Hit("hf_dict", phase="train", metrics=metrics)
+        hit = ProgressLine("hf_dict", phase="train", metrics=metrics)
     if "epoch" in metrics and math.isfinite(metrics["epoch"]):
         hit.value, hit.counter = metrics["epoch"], "epoch"
     return hit
 
 
-def parse_custom(line: bytes, pattern: re.Pattern[bytes], counter: str) -> Hit | None:
+def parse_custom(line: bytes, pattern: re.Pattern[bytes], counter: str) -> ProgressLine | None:
     m = pattern.search(line)
     if m is None:
         return None
@@ -223,7 +223,7 @@ def parse_custom(line: bytes, pattern: re.Pattern[bytes], counter: str) -> Hit |
         total = si_number(*_split_si(total_raw)) if total_raw else None
     except (ValueError, TypeError):
         return None
-    return Hit("regex", value=value, total=total, counter=counter, phase="train")
+    return ProgressLine("regex", value=value, total=total, counter=counter, phase="train")
 
 
 def _split_si(raw: bytes) -> tuple[bytes, bytes]:
@@ -257,9 +257,9 @@ def quick_key(line: bytes) -> tuple[bytes, ...] | None:
     return None
 
 
-def classify(
+def parse_progress_line(
     line: bytes, custom: re.Pattern[bytes] | None = None, counter: str = "step"
-) -> Hit | None:
+) -> ProgressLine | None:
     """The first recogniser that accepts `line`, cheapest pre-checks first."""
     if custom is not None:
         hit = parse_custom(line, custom, counter)
@@ -280,11 +280,11 @@ def classify(
         if hit is not None:
             return hit
     if _LIGHTNING_DONE in line:
-        return Hit("done", phase="finished", finished=True)
+        return ProgressLine("done", phase="finished", finished=True)
     if (
         (b"heckpoint" in line or b"aving model" in line or b"step_folder" in line)
         and len(line) < 4096
         and _CHECKPOINT.search(line)
     ):
-        return Hit("checkpoint", phase="checkpoint")
+        return ProgressLine("checkpoint", phase="checkpoint")
     return None

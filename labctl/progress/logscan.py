@@ -29,7 +29,7 @@ from labctl.progress.fold import (
     update_metrics,
     update_phase,
 )
-from labctl.progress.formats import Hit, classify, parse_tqdm, quick_key
+from labctl.progress.formats import ProgressLine, parse_progress_line, parse_tqdm, quick_key
 from labctl.progress.logstate import (
     DEFAULT_CONFIG,
     KiB,
@@ -163,13 +163,13 @@ def scan_chunk(
 
 @dataclass
 class _Walk:
-    bars: dict[str, tuple[Hit, int]] = field(default_factory=dict)
-    newest: dict[str, tuple[Hit, int]] = field(default_factory=dict)
-    first_phase: tuple[Hit, int] | None = None
+    bars: dict[str, tuple[ProgressLine, int]] = field(default_factory=dict)
+    newest: dict[str, tuple[ProgressLine, int]] = field(default_factory=dict)
+    first_phase: tuple[ProgressLine, int] | None = None
     tb_pos: int | None = None
     progress_seen: bool = False
 
-    def add(self, hit: Hit, pos: int, st: ScanState) -> None:
+    def add(self, hit: ProgressLine, pos: int, st: ScanState) -> None:
         if self.first_phase is None and hit.phase and (hit.role != "noise" or st.value is None):
             self.first_phase = (hit, pos)
         if hit.bar is not None:
@@ -187,7 +187,10 @@ class _Walk:
 def _collect(
     buf: bytes, complete: int, st: ScanState, config: ScanConfig
 ) -> tuple[
-    dict[str, tuple[Hit, int]], dict[str, tuple[Hit, int]], tuple[Hit, int] | None, int | None
+    dict[str, tuple[ProgressLine, int]],
+    dict[str, tuple[ProgressLine, int]],
+    tuple[ProgressLine, int] | None,
+    int | None,
 ]:
     """Newest hit per bar and per slot, the newest phase event, a final traceback's offset.
 
@@ -199,7 +202,7 @@ def _collect(
     """
     walk = _Walk()
     done_keys: set[tuple[bytes, ...]] = set()
-    tail_bar: tuple[Hit, int] | None = None
+    tail_bar: tuple[ProgressLine, int] | None = None
     custom = config.regex
     run_head, run_seg, run_nested = b"\0", b"\0", False  # the bar frames being skipped
     for parts, offsets in _reverse_blocks(buf):
@@ -223,7 +226,7 @@ def _collect(
                     run_head = line[: line.find(b"%|") + 2]
                     run_seg, run_nested = b"/" + key[2] + b" [", key[3] == b"n"
                 continue  # an older frame of a bar (or dict kind) already read
-            hit = classify(line, custom, config.regex_counter)
+            hit = parse_progress_line(line, custom, config.regex_counter)
             if hit is None:
                 continue
             if key is not None:

@@ -13,7 +13,7 @@ def with_verdicts(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [judge(r) for r in records]
 
 
-def classify(
+def slurm_verdict(
     state: str | None,
     *,
     exit_code: int | None = None,
