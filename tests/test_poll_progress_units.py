@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from labctl.backends.script import Script, parse_sections
 from labctl.backends.wandb_api import ApiRun
 from labctl.poll.probes import DEFS, MIN_READ, TOTAL_READ_BUDGET, collect, probes_for
-from labctl.poll.running import ProgressSettings, match_api, observe
+from labctl.poll.running import ProgressSettings, observe
+from labctl.poll.sources import match_api
 from labctl.progress.cadence import CadenceConfig
 from labctl.progress.logstate import ScanConfig, ScanState, plan_read
 
@@ -82,10 +83,9 @@ class Log:
         for code in probes_for([job], {"k": _Row(self.state)}, self.settings, key=lambda j: "k"):
             script.emit(code)
         collect([job], run_script(script))
-        verdict, cause, record, self.state = observe(
-            job, self.state, now=now, settings=self.settings
-        )
-        return verdict, cause, record
+        seen = observe(job, self.state, now=now, settings=self.settings)
+        self.state = seen.state
+        return seen.verdict, seen.cause, seen.record
 
 
 class _Row:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import glob as globlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -22,6 +22,9 @@ from labctl.commands.diagnose_schema import SCHEMAS
 from labctl.context import Context
 from labctl.errors import UsageError
 from labctl.verdicts import NEEDS_DIAGNOSIS
+
+if TYPE_CHECKING:
+    from labctl.diagnose.options import DiagnoseOptions
 
 __all__ = ["SCHEMAS", "cli"]
 EXAMPLES = [
@@ -52,17 +55,20 @@ def expand_paths(paths: Iterable[str]) -> Iterator[Path]:
                 yield path
 
 
-def _options(lc: Context, window: int, full: bool) -> dict[str, Any]:
+def _options(lc: Context, window: int, full: bool) -> DiagnoseOptions:
     from labctl.diagnose import load_catalog
+    from labctl.diagnose.options import DiagnoseOptions
 
     files = lc.config.section("catalog").get("files", [])
     if not isinstance(files, list):
         raise UsageError("[catalog] files must be a list of TOML catalog paths")
     catalog = load_catalog([Path(f).expanduser() for f in files])
-    return {"catalog": catalog, "redactor": lc.redactor, "window": window, "full": full}
+    return DiagnoseOptions(catalog=catalog, redactor=lc.redactor, window=window, full=full)
 
 
-def diagnose_files(lc: Context, paths: list[str], opts: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def diagnose_files(
+    lc: Context, paths: list[str], opts: DiagnoseOptions
+) -> Iterator[dict[str, Any]]:
     from labctl.diagnose import LogUnreadable, diagnose_chunks, diagnose_path
 
     for path in expand_paths(paths):
@@ -70,17 +76,17 @@ def diagnose_files(lc: Context, paths: list[str], opts: dict[str, Any]) -> Itera
             yield diagnose_chunks(
                 iter(lambda: lc.stdin.read(1 << 20), b""),
                 source="-",
-                catalog=opts["catalog"],
-                redactor=opts["redactor"],
+                catalog=opts.catalog,
+                redactor=opts.redactor,
             )
             continue
         try:
             yield diagnose_path(
                 path,
-                window=opts["window"],
-                full=opts["full"],
-                catalog=opts["catalog"],
-                redactor=opts["redactor"],
+                window=opts.window,
+                full=opts.full,
+                catalog=opts.catalog,
+                redactor=opts.redactor,
                 now=lc.clock(),
             )
         except LogUnreadable as exc:
@@ -156,7 +162,7 @@ def cli(
     if catalog or explain:
         from labctl import diagnose
 
-        cat = _options(lc, window, full)["catalog"]
+        cat = _options(lc, window, full).catalog
         recs = [diagnose.explain(explain, cat)] if explain else diagnose.catalog_records(cat)
         return lc.emit(recs)
     return lc.emit(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from labctl.diagnose.engine import diagnose_chunks, diagnose_path
+from labctl.diagnose.options import DiagnoseOptions
 from labctl.diagnose.reader import LogMissing, LogUnreadable
 from labctl.errors import BackendError
 from labctl.records import error_record
@@ -94,7 +95,7 @@ def remote_read(reach: Reach, path: str, nbytes: int | None) -> Iterator[bytes]:
 
 
 def diagnose_job(
-    lc: Any, rec: dict[str, Any], opts: Mapping[str, Any]
+    lc: Any, rec: dict[str, Any], opts: DiagnoseOptions
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The record with a `diagnosis` added, and any `error` records (unreadable logs)."""
     sched = sched_of(rec)
@@ -102,51 +103,48 @@ def diagnose_job(
     results: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
     missing: list[str] = []  # logs that do not exist: noted, not an error (see LogMissing)
+    where = {"cluster": rec.get("cluster"), "job_id": rec.get("job_id")}
     for path in log_paths(rec):
         try:
-            if reach is None or reach.is_local:
-                d = diagnose_path(
-                    path,
-                    window=opts["window"],
-                    full=opts["full"],
-                    sched=sched,
-                    catalog=opts["catalog"],
-                    redactor=opts["redactor"],
-                    now=lc.clock(),
-                )
-            else:
-                d = diagnose_chunks(
-                    remote_read(reach, path, None if opts["full"] else opts["window"]),
-                    sched=sched,
-                    tail=not opts["full"],
-                    source=path,
-                    catalog=opts["catalog"],
-                    redactor=opts["redactor"],
-                )
-            results.append(d)
+            results.append(_diagnose_log(path, reach, sched, opts, lc.clock()))
         except LogMissing:
             missing.append(path)
         except LogUnreadable as exc:
-            errors.append(
-                exc.record() | {"cluster": rec.get("cluster"), "job_id": rec.get("job_id")}
-            )
+            errors.append(exc.record() | where)
         except Exception as exc:  # a transport failure for this log: keep going
             reason = getattr(exc, "reason", "unreadable")
-            errors.append(
-                error_record(
-                    reason,
-                    f"cannot read {path}: {exc}",
-                    cluster=rec.get("cluster"),
-                    job_id=rec.get("job_id"),
-                )
-            )
+            errors.append(error_record(reason, f"cannot read {path}: {exc}", **where))
     if not results:
         results.append(
             diagnose_chunks(
-                [], sched=sched, source=None, catalog=opts["catalog"], redactor=opts["redactor"]
+                [], sched=sched, source=None, catalog=opts.catalog, redactor=opts.redactor
             )
         )
     best = max(results, key=_rank)
     out = dict(rec)
     out["diagnosis"] = {k: v for k, v in best.items() if k != "kind"} | {"logs_missing": missing}
     return out, errors
+
+
+def _diagnose_log(
+    path: str, reach: Reach | None, sched: Mapping[str, Any], opts: DiagnoseOptions, now: float
+) -> dict[str, Any]:
+    """One log of the job: read locally (tail first), or on its cluster."""
+    if reach is None or reach.is_local:
+        return diagnose_path(
+            path,
+            window=opts.window,
+            full=opts.full,
+            sched=sched,
+            catalog=opts.catalog,
+            redactor=opts.redactor,
+            now=now,
+        )
+    return diagnose_chunks(
+        remote_read(reach, path, None if opts.full else opts.window),
+        sched=sched,
+        tail=not opts.full,
+        source=path,
+        catalog=opts.catalog,
+        redactor=opts.redactor,
+    )

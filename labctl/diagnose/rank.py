@@ -117,36 +117,9 @@ def _decide(
     saw_tb: bool,
     gap: int,
 ) -> Ranked:
-    if sched and sched.running and sched.log_age is not None and sched.log_age > sched.hung_after:
-        j = cat.by_id["hung_no_output"]
-        text = f"no output for {int(sched.log_age)} s (threshold {int(sched.hung_after)} s)"
-        root = Cand(
-            CatalogHit(entry=j, rel=0, text=text, synthetic="scheduler"), j, cat.entries[j], 1
-        )
-        why = "the job is still running; hung is decided from the log's age"
-        return Ranked("hung", root, 0.8, also=[(c, why) for c in _first_per_entry(cands)])
-    word = sched.word if sched else None
-    if word and word in cat.state_map and cat.entries[cat.state_map[word]].role != "event":
-        j = cat.state_map[word]
-        own = sorted(
-            (c for c in cands if c.idx == j and not c.hit.synthetic), key=lambda c: -c.hit.from_end
-        )
-        agree = bool(own) or any(c.entry.category == cat.entries[j].category for c in cands)
-        text = f"scheduler state {sched.state if sched else word}"
-        root = (
-            own[0]
-            if own
-            else Cand(
-                CatalogHit(entry=j, rel=0, text=text, synthetic="scheduler"), j, cat.entries[j], 1
-            )
-        )
-        why = f"scheduler state {word} is authoritative"
-        also = [(c, why) for c in _first_per_entry(cands) if c.idx != j]
-        return Ranked("scheduler", root, 0.95 if agree else 0.9, also=also)
-    if word == "COMPLETED" and not (sched and sched.failed):
-        why = "the scheduler says the job completed successfully"
-        return Ranked("scheduler", None, 0.9, also=[(c, why) for c in _first_per_entry(cands)])
-
+    said = _by_scheduler(cat, cands, sched)
+    if said is not None:
+        return said
     fatal = [c for c in cands if c.entry.role == "fatal"]
     if fatal:
         return _rank_fatal(cat, fatal, cands, complete, gap)
@@ -163,6 +136,38 @@ def _decide(
     if saw_tb or (sched is not None and sched.failed):
         return Ranked("exit_code" if sched and sched.failed else "log", None, 0.2, unknown=True)
     return Ranked("none", None, 0.9 if complete else 0.75)
+
+
+def _synthetic(cat: Catalog, j: int, text: str) -> Cand:
+    """A candidate the scheduler (not a log line) stands for."""
+    return Cand(CatalogHit(entry=j, rel=0, text=text, synthetic="scheduler"), j, cat.entries[j], 1)
+
+
+def _by_scheduler(cat: Catalog, cands: list[Cand], sched: JobState | None) -> Ranked | None:
+    """What the scheduler decides alone: a running job whose log went silent is hung; a
+    state the catalog maps is authoritative; COMPLETED (and nothing failed) is healthy."""
+    if sched and sched.running and sched.log_age is not None and sched.log_age > sched.hung_after:
+        j = cat.by_id["hung_no_output"]
+        text = f"no output for {int(sched.log_age)} s (threshold {int(sched.hung_after)} s)"
+        why = "the job is still running; hung is decided from the log's age"
+        also = [(c, why) for c in _first_per_entry(cands)]
+        return Ranked("hung", _synthetic(cat, j, text), 0.8, also=also)
+    word = sched.word if sched else None
+    if word and word in cat.state_map and cat.entries[cat.state_map[word]].role != "event":
+        j = cat.state_map[word]
+        own = sorted(
+            (c for c in cands if c.idx == j and not c.hit.synthetic), key=lambda c: -c.hit.from_end
+        )
+        agree = bool(own) or any(c.entry.category == cat.entries[j].category for c in cands)
+        text = f"scheduler state {sched.state if sched else word}"
+        root = own[0] if own else _synthetic(cat, j, text)
+        why = f"scheduler state {word} is authoritative"
+        also = [(c, why) for c in _first_per_entry(cands) if c.idx != j]
+        return Ranked("scheduler", root, 0.95 if agree else 0.9, also=also)
+    if word == "COMPLETED" and not (sched and sched.failed):
+        why = "the scheduler says the job completed successfully"
+        return Ranked("scheduler", None, 0.9, also=[(c, why) for c in _first_per_entry(cands)])
+    return None
 
 
 def _lesser(c: Cand, default: str) -> str:
@@ -205,6 +210,31 @@ def _close(d: Cand, c: Cand, gap: int) -> bool:
 def _rank_fatal(
     cat: Catalog, fatal: list[Cand], cands: list[Cand], complete: bool, gap: int
 ) -> Ranked:
+    explained = _explained(cat, fatal, cands, gap)
+    free = [c for c in fatal if id(c) not in explained] or list(fatal)
+    free.sort(key=lambda c: (c.hit.from_end, -c.entry.specificity))
+    cluster = [free[0]]
+    for c in free[1:]:
+        if c.hit.from_end - cluster[-1].hit.from_end > gap:
+            break
+        cluster.append(c)
+    root = max(cluster, key=lambda c: (c.hit.from_end, c.entry.specificity, -c.idx))
+    root, exc = _message_of(root, cluster, cands)
+    others = {c.entry.category for c in cluster if c.entry.category != root.entry.category}
+    conf = 0.75 if root.entry.category == "code_error" else 0.9
+    conf -= 0.1 * min(3, len(others)) + (0.0 if complete else 0.05)
+    by = "exit_code" if root.hit.synthetic == "scheduler" else "log"
+    also = _also_fatal(root, cluster, cands, explained)
+    out = Ranked(by, root, round(max(conf, 0.3), 2), also=also)
+    out.root_exc = exc
+    return out
+
+
+def _explained(
+    cat: Catalog, fatal: list[Cand], cands: list[Cand], gap: int
+) -> dict[int, tuple[Cand, Cand]]:
+    """id(candidate) -> (candidate, the hit that explains it). When every fatal hit is
+    explained, the fatal ones are not (one of them is the root cause)."""
     by_entry: dict[int, list[Cand]] = {}
     for c in fatal:
         by_entry.setdefault(c.idx, []).append(c)
@@ -213,17 +243,15 @@ def _rank_fatal(
         d = _explainer(cat, c, by_entry, gap)
         if d is not None:
             explained[id(c)] = (c, d)
-    free = [c for c in fatal if id(c) not in explained] or list(fatal)
-    fatal_ids = {id(c) for c in fatal}
     if not any(id(c) not in explained for c in fatal):
+        fatal_ids = {id(c) for c in fatal}
         explained = {k: v for k, v in explained.items() if k not in fatal_ids}
-    free.sort(key=lambda c: (c.hit.from_end, -c.entry.specificity))
-    cluster = [free[0]]
-    for c in free[1:]:
-        if c.hit.from_end - cluster[-1].hit.from_end > gap:
-            break
-        cluster.append(c)
-    root = max(cluster, key=lambda c: (c.hit.from_end, c.entry.specificity, -c.idx))
+    return explained
+
+
+def _message_of(root: Cand, cluster: list[Cand], cands: list[Cand]) -> tuple[Cand, str | None]:
+    """The root (a more specific line right after it may describe the same event better)
+    and the exception type its message belongs to."""
     # A multi-line exception message: a more specific line right after the root describes
     # the same event better ("RuntimeError: Failed to import ..." + "...so: undefined symbol").
     same = [
@@ -249,6 +277,12 @@ def _rank_fatal(
         pick = min(above, key=lambda c: c.hit.from_end) if above else None
         pick = pick or (max(later, key=lambda c: c.hit.from_end) if later else None)
         exc = pick.hit.exc if pick else None
+    return root, exc
+
+
+def _also_fatal(
+    root: Cand, cluster: list[Cand], cands: list[Cand], explained: dict[int, tuple[Cand, Cand]]
+) -> list[tuple[Cand, str]]:
     also: dict[int, tuple[Cand, str]] = {}
     for c in sorted(cands, key=lambda c: -c.hit.from_end):
         if c.idx == root.idx or c.idx in also:
@@ -262,10 +296,4 @@ def _rank_fatal(
             also[c.idx] = (c, f"later than the root cause ({_pos(c)} vs {_pos(root)})")
         else:
             also[c.idx] = (c, "earlier event; the job kept running long after it (not fatal)")
-    others = {c.entry.category for c in cluster if c.entry.category != root.entry.category}
-    conf = 0.75 if root.entry.category == "code_error" else 0.9
-    conf -= 0.1 * min(3, len(others)) + (0.0 if complete else 0.05)
-    by = "exit_code" if root.hit.synthetic == "scheduler" else "log"
-    out = Ranked(by, root, round(max(conf, 0.3), 2), also=list(also.values()))
-    out.root_exc = exc
-    return out
+    return list(also.values())

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from labctl.diagnose.catalog import Catalog
+from labctl.diagnose.catalog import Catalog, Entry
 from labctl.diagnose.fingerprint import exception_type, fingerprint
 from labctl.diagnose.hits import CatalogHit, RegionScan, Traceback
 from labctl.diagnose.jobstate import JobState
@@ -108,6 +109,92 @@ def _evidence(h: CatalogHit, complete: bool, red: Redactor) -> dict[str, Any]:
     return item
 
 
+@dataclass
+class _Root:
+    """The root cause a ranking named (or the `unknown` entry), with its evidence."""
+
+    entry: Entry | None = None
+    groups: Mapping[str, str] = field(default_factory=dict)
+    exc: str | None = None
+    fingerprint: str | None = None
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _root(
+    cat: Catalog,
+    r: Ranked,
+    acc: Findings,
+    js: JobState | None,
+    complete: bool,
+    red: Redactor,
+) -> _Root:
+    if r.root is not None:
+        e, h = r.root.entry, r.root.hit
+        exc = h.groups.get("exc") or h.exc or r.root_exc
+        root = _Root(e, h.groups, exc, fingerprint(e.category, e.id, exc, h.key or h.text))
+        root.evidence.append(_evidence(h, complete, red))
+        more = [x for x in acc.hits.get(r.root.idx, []) if x is not h]
+        for x in sorted(more, key=lambda x: -x.from_end)[: EVIDENCE_HITS - 1]:
+            root.evidence.append(_evidence(x, complete, red))
+        return root
+    if not r.unknown:
+        return _Root()
+    e = cat.entry("unknown")
+    last_tb = _last_traceback(acc)
+    text = _unknown_text(acc, last_tb, js)
+    exc = exception_type(text) if text else None
+    root = _Root(e, {}, exc, fingerprint(e.category, e.id, exc, text))
+    if last_tb is not None:
+        excerpt = last_tb[1].excerpt or [""]
+        root.evidence.append(_item("traceback", last_tb[0], excerpt[-1], excerpt[:-1], red))
+    if acc.tail:
+        root.evidence.append(_item("tail", 1, acc.tail[-1], acc.tail[:-1], red))
+    return root
+
+
+def _entry_fields(cat: Catalog, root: _Root) -> dict[str, Any]:
+    e = root.entry
+    if e is None:
+        return {"failed": False, **dict.fromkeys(_ENTRY_FIELDS), "category": "healthy"}
+    return {
+        "failed": True,
+        "category": e.category,
+        "catalog_id": e.id,
+        "title": _title(e.title, root.groups),
+        "severity": e.severity,
+        "retryable": e.retryable,
+        "fix": e.fix,
+        "action": _action(cat, e.action, root.groups),
+        "exception_type": root.exc,
+        "fingerprint": root.fingerprint,
+    }
+
+
+_ENTRY_FIELDS = (
+    "category", "catalog_id", "title", "severity", "retryable", "fix", "action",
+    "exception_type", "fingerprint",
+)  # fmt: skip
+
+
+def _also(r: Ranked, complete: bool, red: Redactor) -> list[dict[str, Any]]:
+    return [
+        {
+            "catalog_id": c.entry.id,
+            "category": c.entry.category,
+            "role": c.entry.role,
+            **_loc(c.hit, complete),
+            "count": c.count,
+            "text": red.text(c.hit.text),
+            "why": why,
+        }
+        for c, why in r.also
+    ]
+
+
+def _last_traceback(acc: Findings) -> tuple[int, Traceback] | None:
+    return min(acc.tbs, key=lambda t: t[0]) if acc.tbs else None
+
+
 def build(
     cat: Catalog,
     r: Ranked,
@@ -118,84 +205,33 @@ def build(
     info: dict[str, Any],
     redactor: Redactor | None = None,
 ) -> dict[str, Any]:
+    """The diagnosis dict (documented in labctl/diagnose/__init__.py) of a ranking."""
     red = redactor or default_redactor()
     complete = bool(info.get("complete"))
-    last_tb = min(acc.tbs, key=lambda t: t[0]) if acc.tbs else None
-    out: dict[str, Any] = {"kind": "diagnosis", "source": source, "failed": False}
-    evidence: list[dict[str, Any]] = []
-    exc: str | None = None
-    if r.root is not None:
-        e, h = r.root.entry, r.root.hit
-        exc = h.groups.get("exc") or h.exc or r.root_exc
-        fp = fingerprint(e.category, e.id, exc, h.key or h.text)
-        evidence.append(_evidence(h, complete, red))
-        more = [x for x in acc.hits.get(r.root.idx, []) if x is not h]
-        for x in sorted(more, key=lambda x: -x.from_end)[: EVIDENCE_HITS - 1]:
-            evidence.append(_evidence(x, complete, red))
-        groups = h.groups
-    elif r.unknown:
-        e = cat.entry("unknown")
-        groups = {}
-        text = _unknown_text(acc, last_tb, js)
-        exc = exception_type(text) if text else None
-        fp = fingerprint(e.category, e.id, exc, text)
-        if last_tb is not None:
-            tb = last_tb[1]
-            excerpt = tb.excerpt or [""]
-            evidence.append(_item("traceback", last_tb[0], excerpt[-1], excerpt[:-1], red))
-        if acc.tail:
-            evidence.append(_item("tail", 1, acc.tail[-1], acc.tail[:-1], red))
-    else:
-        e = None
-    if e is not None:
-        out.update(
-            failed=True,
-            category=e.category,
-            catalog_id=e.id,
-            title=_title(e.title, groups),
-            severity=e.severity,
-            retryable=e.retryable,
-            fix=e.fix,
-            action=_action(cat, e.action, groups),
-            exception_type=exc,
-            fingerprint=fp,
-        )
-    else:
-        out.update(category="healthy", catalog_id=None, title=None, severity=None)
-        out.update(retryable=None, fix=None, action=None, exception_type=None, fingerprint=None)
+    root = _root(cat, r, acc, js, complete, red)
+    evidence = root.evidence
     root_in_log = r.root is not None and r.root.hit.synthetic is None
     if r.decided_by == "scheduler" and js is not None and root_in_log:
         evidence.append(_item("scheduler", None, f"scheduler state {js.state}"))
-    also = []
-    for c, why in r.also:
-        also.append(
-            {
-                "catalog_id": c.entry.id,
-                "category": c.entry.category,
-                "role": c.entry.role,
-                **_loc(c.hit, complete),
-                "count": c.count,
-                "text": red.text(c.hit.text),
-                "why": why,
-            }
-        )
     events = [
         {"catalog_id": c.entry.id, **_loc(c.hit, complete), "text": red.text(c.hit.text)}
         for c in r.events
     ]
-    out.update(
-        confidence=r.confidence,
-        decided_by=r.decided_by,
-        evidence=evidence,
-        also_matched=also,
-        events=events,
-        requeued=any(c.entry.category == "requeue" for c in r.events),
-        last_traceback=_tb_record(last_tb, red),
-        bytes_read=acc.bytes,
-        window=info,
-        scheduler=js.record() if js is not None else None,
-    )
-    return out
+    return {
+        "kind": "diagnosis",
+        "source": source,
+        **_entry_fields(cat, root),
+        "confidence": r.confidence,
+        "decided_by": r.decided_by,
+        "evidence": evidence,
+        "also_matched": _also(r, complete, red),
+        "events": events,
+        "requeued": any(c.entry.category == "requeue" for c in r.events),
+        "last_traceback": _tb_record(_last_traceback(acc), red),
+        "bytes_read": acc.bytes,
+        "window": info,
+        "scheduler": js.record() if js is not None else None,
+    }
 
 
 def _unknown_text(acc: Findings, last_tb: tuple[int, Traceback] | None, js: JobState | None) -> str:

@@ -127,20 +127,26 @@ def _cluster_records(
         store.touch(cluster.name, merged.quiet, now)
         store.cluster_ok(cluster.name, now, snap.now)
         store.prune(cluster.name, now - settings.retention_s)
-    records = merged.records
+    return [*merged.records, *_side_records(cluster, snap)]
+
+
+def _side_records(cluster: ClusterConfig, snap: Snapshot) -> list[dict[str, Any]]:
+    """The cluster's `skipped` record, and one `error` record when a step after the
+    scheduler's (logs, W&B API) failed: the state above is still good."""
+    records: list[dict[str, Any]] = []
     if snap.skipped:
+        count = sum(snap.skipped.values())
         records.append(
             {
                 "kind": "skipped",
                 "cluster": cluster.name,
-                "count": sum(snap.skipped.values()),
+                "count": count,
                 "patterns": dict(sorted(snap.skipped.items())),
-                "message": f"{sum(snap.skipped.values())} job(s) on {cluster.name} match "
-                "skip patterns: not analysed",
+                "message": f"{count} job(s) on {cluster.name} match skip patterns: not analysed",
             }
         )
     what = {"logs": "job logs not examined", "wandb_api": "W&B API not read"}
-    for stage, exc in snap.errors[:1]:  # a later step failed: the state above is still good
+    for stage, exc in snap.errors[:1]:
         reason = getattr(exc, "reason", "internal_error")
         message = getattr(exc, "message", str(exc))
         records.append(

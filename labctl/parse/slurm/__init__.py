@@ -7,7 +7,8 @@ Import from here; the pieces live in:
 - `table`: delimited-table splitting and the shared record shape (RECORD_KEYS).
 - `ids`: job ids (arrays, het jobs, steps) and array specs.
 - `fields`: value normalisers (states, exit codes, times, durations...).
-- `sacct`, `squeue`, `scontrol`: per-command parsers -> records.
+- `sacct`, `squeue`, `scontrol`: per-command parsers -> records (`scontrol_oneliner`
+  splits scontrol's key=value lines).
 - `logpath`: stdout/stderr filename patterns resolved like slurmstepd.
 """
 
@@ -63,12 +64,8 @@ from labctl.parse.slurm.sacct import (
     sacct_jobs,
     summarise_sacct_job,
 )
-from labctl.parse.slurm.scontrol import (
-    normalise_scontrol_job,
-    parse_scontrol_line,
-    parse_scontrol_show_job_o,
-    scontrol_jobs,
-)
+from labctl.parse.slurm.scontrol import normalise_scontrol_job, scontrol_jobs
+from labctl.parse.slurm.scontrol_oneliner import parse_scontrol_line, parse_scontrol_show_job_o
 from labctl.parse.slurm.squeue import (
     fields_from_format,
     normalise_squeue_row,
