@@ -195,6 +195,30 @@ def test_since_reports_a_finished_job_the_scheduler_has_forgotten(tmp_path: Path
     assert set(jobs(poll(config, "--since", "10s"))) == {"b"}  # it ended before that
 
 
+def test_other_commands_read_what_poll_saw_from_the_store(tmp_path: Path) -> None:
+    """The store's documented reading API: Store(store_path(state_dir)).jobs(cluster)."""
+    from labctl.poll.store import Store, store_path
+
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps([row("a", "ACTIVE"), row("d", "FAILED", rc=2, ended=1796000100)]))
+    poll(write_config(tmp_path, [table_cluster("tpu", rows)]))
+    store = Store(store_path(Path(os.environ["XDG_STATE_HOME"]) / "labctl"))
+    try:
+        jobs = {j.job_id: j for j in store.jobs("tpu").values()}
+    finally:
+        store.close()
+    assert (jobs["a"].verdict, jobs["a"].active, jobs["a"].terminal) == (
+        "running-unverified",
+        True,
+        False,
+    )
+    assert (jobs["d"].verdict, jobs["d"].terminal, jobs["d"].record["exit_code"]) == (
+        "failed",
+        True,
+        2,
+    )
+
+
 def test_broken_clusters_give_one_error_each_and_the_others_are_polled(tmp_path: Path) -> None:
     rows = tmp_path / "rows.json"
     rows.write_text(json.dumps([row("ok-1", "ACTIVE")]))

@@ -29,7 +29,7 @@ from labctl.poll.examine import examine
 from labctl.poll.merge import merge
 from labctl.poll.model import Known
 from labctl.poll.running import ProgressSettings
-from labctl.poll.store import Store
+from labctl.poll.store import Store, store_path
 from labctl.records import error_record, rfc3339
 
 SchedulerFactory = Callable[..., Scheduler]  # (cluster, transport, *, state_dir) -> Scheduler
@@ -174,7 +174,7 @@ def run(
     from labctl.fsops import state_lock
 
     with state_lock(state_dir, "poll", wait_s=settings.lock_wait_s):
-        store = Store(state_dir / "poll.sqlite")
+        store = Store(store_path(state_dir))
         try:
             yield from _run_locked(
                 store,

@@ -1,8 +1,24 @@
 """The poll state store: one SQLite file in the state dir (WAL, busy timeout).
 
-Only the poll process that holds the state lock (`labctl.fsops.state_lock`) writes it;
-each cluster's results are written in one transaction, so a crash leaves every cluster
-either at its previous poll or at this one.
+Reading it (other commands do: what is still running, what ended how) — a stable API:
+
+    from labctl.poll.store import Store, StoredJob, store_path
+    store = Store(store_path(lc.state_dir))      # <state dir>/poll.sqlite
+    try:
+        jobs = store.jobs("c1")                   # {(job_id_raw, task, submit): StoredJob}
+    finally:
+        store.close()
+
+    StoredJob: key, job_id, array_job_id, first_seen / last_seen (epoch seconds, this
+    machine's clock), verdict (labctl.verdicts), terminal (the job is over), active (poll
+    still asks the scheduler about it), stdout / stderr (log paths on the cluster),
+    record (the last `job` record poll emitted for it: `labctl schema poll`), progress
+    (poll's own progress state; not an API).
+
+Readers need no lock (WAL: they see the last committed poll). Only the poll process that
+holds the state lock (`labctl.fsops.state_lock`) writes it; each cluster's results are
+written in one transaction, so a crash leaves every cluster either at its previous poll or
+at this one. Finished jobs are kept `poll.retention_days`.
 
     clusters(name PK, last_ok_at, last_ok_remote, last_attempt_at, consecutive_failures,
              first_failure_at, last_error)
@@ -27,7 +43,17 @@ from typing import Any
 
 from labctl.poll.model import Key, StoredJob
 
+__all__ = ["SCHEMA_VERSION", "Key", "Store", "StoreError", "StoredJob", "store_path"]
+
 SCHEMA_VERSION = 1
+STORE_FILE = "poll.sqlite"
+
+
+def store_path(state_dir: Path) -> Path:
+    """Where the poll state store lives in a state directory."""
+    return state_dir / STORE_FILE
+
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS clusters(
