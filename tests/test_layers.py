@@ -1,0 +1,52 @@
+"""Imports flow down only (ARCHITECTURE.md): a lower layer never imports a higher one, and
+the cores reach clusters through `labctl.cluster`, not through each other."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from helpers.cli import ROOT
+
+PACKAGE = ROOT / "labctl"
+# layer -> the labctl packages it must not import (at module level or inside a function)
+FORBIDDEN = {
+    "parse": {"backends", "cluster", "poll", "diagnose", "render", "commands", "progress"},
+    "progress": {"backends", "cluster", "poll", "diagnose", "render", "commands"},
+    "backends": {"cluster", "poll", "diagnose", "render", "commands"},
+    "cluster": {"poll", "diagnose", "render", "commands"},
+    "poll": {"diagnose", "render", "commands"},
+    "diagnose": {"poll", "render", "commands"},
+    "render": {"poll", "diagnose", "cluster", "commands"},
+    "verdicts.py": {"parse", "progress", "backends", "cluster", "poll", "diagnose", "commands"},
+}
+
+
+def imported(path: Path) -> set[str]:
+    """The labctl packages a module imports (`labctl.<package>...`)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "labctl" and len(parts) > 1:
+                out.add(parts[1])
+    return out
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_imports_flow_down(layer: str) -> None:
+    target = PACKAGE / layer
+    files = [target] if target.is_file() else sorted(target.rglob("*.py"))
+    assert files, layer
+    wrong = {
+        str(f.relative_to(ROOT)): sorted(imported(f) & FORBIDDEN[layer])
+        for f in files
+        if imported(f) & FORBIDDEN[layer]
+    }
+    assert wrong == {}
