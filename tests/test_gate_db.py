@@ -14,9 +14,9 @@ from urllib.parse import parse_qsl
 
 import psycopg  # noqa: TID253 - a test helper, not a start-up path
 import pytest
-from conftest import run_labctl
 from fakes import gate_db
 from fakes.postgrest import FakePostgrest, split_top
+from helpers.cli import run_labctl
 from schema_check import assert_valid
 
 CONFIG = Path(__file__).parent / "fixtures" / "gate" / "config.toml"

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import run_labctl
+from helpers.cli import run_labctl
 from schema_check import assert_valid
 
 CONFIG = Path(__file__).parent / "fixtures" / "gate" / "config.toml"

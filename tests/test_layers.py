@@ -19,6 +19,7 @@ FORBIDDEN = {
     "poll": {"diagnose", "render", "commands"},
     "diagnose": {"poll", "render", "commands"},
     "render": {"poll", "diagnose", "cluster", "commands"},
+    "gate": {"poll", "diagnose", "render", "cluster", "commands"},
     "verdicts.py": {"parse", "progress", "backends", "cluster", "poll", "diagnose", "commands"},
 }
 

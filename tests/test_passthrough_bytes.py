@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_labctl
+from helpers.cli import run_labctl
 
 from labctl.stream import RawRecord, parse_lines
 

@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labctl.gate.spec import StreakGate
-from labctl.poll.model import TERMINAL_VERDICTS
 from labctl.records import parse_rfc3339, rfc3339
+from labctl.verdicts import TERMINAL as TERMINAL_VERDICTS
+from labctl.verdicts import Verdict
 
 Record = dict[str, Any]
 # a job that vanished (`unknown`) ended too: it counts as an operational failure
-TERMINAL = TERMINAL_VERDICTS | {"unknown"}
+TERMINAL = TERMINAL_VERDICTS | {Verdict.UNKNOWN}
 _DIAG_FIELDS = ("category", "fingerprint", "title", "fix", "retryable", "catalog_id")
 
 
