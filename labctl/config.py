@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from labctl.errors import ConfigError
-from labctl.settings import BY_KEY, DEFAULT_CLUSTERS, LIST_SECTIONS, SETTINGS, Setting
+from labctl.settings import BY_KEY, DEFAULT_CLUSTERS, LIST_SECTIONS, SETTINGS, SUBTABLES, Setting
 
 # Free-form sections a command validates itself (e.g. bucket rules, thresholds).
 FREE_SECTIONS = frozenset({"buckets", "thresholds", "jobs", "catalog"})
@@ -47,6 +47,12 @@ class Config:
         """A free-form section of the file (empty when absent)."""
         value = self.data.get(name, {})
         return value if isinstance(value, dict) else {}
+
+    def subtable(self, key: str) -> dict[str, dict[str, Any]]:
+        """A nested table such as `[merge_green.repos."owner/name"]` (empty when absent)."""
+        section, name = key.split(".", 1)
+        value = self.section(section).get(name, {})
+        return dict(value) if isinstance(value, dict) else {}
 
     def table_list(self, name: str) -> list[dict[str, Any]]:
         """An array-of-tables section such as `[[clusters]]`."""
@@ -169,10 +175,14 @@ def _validate_layout(data: dict[str, Any], path: Path) -> None:
                 + (f" (did you mean [{hint[0]}]?)" if hint else ""),
                 path=str(path),
             )
-        for key in value:
+        for key, sub in value.items():
             full = f"{name}.{key}"
+            if full in SUBTABLES:
+                if not isinstance(sub, dict) or not all(isinstance(v, dict) for v in sub.values()):
+                    raise ConfigError(f"{path}: {full} must hold tables", path=str(path))
+                continue
             if full not in BY_KEY:
-                hint = difflib.get_close_matches(full, list(BY_KEY), n=1)
+                hint = difflib.get_close_matches(full, [*BY_KEY, *SUBTABLES], n=1)
                 raise ConfigError(
                     f"{path}: unknown setting {full}"
                     + (f" (did you mean {hint[0]}?)" if hint else ""),

@@ -60,6 +60,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
         reads_records=True,
     ),
     CommandSpec(
+        "merge-green",
+        "labctl.commands.merge_green",
+        "Merge open PRs whose CI is truly green, in allowlisted repos only (dry run by default).",
+    ),
+    CommandSpec(
         "schema",
         "labctl.commands.schema",
         "Print the JSON Schema of a command's options and records.",

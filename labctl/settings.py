@@ -101,6 +101,38 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     _s("gate.page_size", 1000, "rows per Supabase page (at most 1000, Supabase's max rows)"),
     _s("gate.timeout_s", 60.0, "seconds to connect, and for each query or page"),
+    # -- merge-green -------------------------------------------------------------------
+    _s(
+        "merge_green.allowlist",
+        [],
+        "repos (owner/name, as GitHub spells them) merge-green may write to; nothing else",
+        kind=list,
+    ),
+    _s(
+        "merge_green.merge_method",
+        "squash",
+        "how a green PR is merged: merge, squash or rebase",
+        choices=("merge", "squash", "rebase"),
+    ),
+    _s("merge_green.approve", False, "approve a green PR that only lacks a review (never our own)"),
+    _s(
+        "merge_green.blocking_labels",
+        ["do-not-merge", "wip"],
+        "a PR with any of these labels is skipped",
+        kind=list,
+    ),
+    _s("merge_green.update_branch", False, "update a branch that is behind its base, then wait"),
+    _s("merge_green.strict_skipped", False, "skipped and neutral checks are not a pass"),
+    _s("merge_green.allow_forks", False, "merge PRs whose head branch lives in a fork"),
+    _s(
+        "merge_green.max_wait_s",
+        180.0,
+        "most seconds one run waits out GitHub rate limits; a longer limit ends the run",
+    ),
+    _s("merge_green.mergeable_polls", 4, "re-reads of a PR while GitHub computes mergeability"),
+    _s("merge_green.request_interval_s", 0.25, "pause between GitHub requests (seconds)"),
+    _s("merge_green.write_interval_s", 1.0, "pause between GitHub writes (GitHub asks >= 1 s)"),
+    _s("merge_green.timeout_s", 30.0, "seconds one GitHub request may take"),
     # -- secrets -----------------------------------------------------------------------
     _s(
         "secrets.env",
@@ -132,6 +164,12 @@ BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
 LIST_SECTIONS: dict[str, str] = {
     "clusters": "clusters to poll: name, host (`local` or an SSH alias), scheduler, …",
     "gates": "gates: name, table, [[gates.require]] benchmark/metric/threshold; or a streak",
+}
+
+# Tables nested in a section whose keys the command names (validated by that command).
+SUBTABLES: dict[str, str] = {
+    "merge_green.repos": 'per-repo overrides: [merge_green.repos."owner/name"] takes '
+    "merge_method, approve, blocking_labels, update_branch, strict_skipped, allow_forks",
 }
 
 DEFAULT_CLUSTERS: list[dict[str, Any]] = [

@@ -38,6 +38,18 @@ def _passed(rec: dict[str, Any]) -> ExitCode:
     return ExitCode.OK if rec.get("passed") is True else ExitCode.ATTENTION
 
 
+# merge-green: a PR a person must unblock, or one labctl could not finish; a refused repo.
+ATTENTION_DECISIONS = frozenset({"blocked", "failed"})
+
+
+def _pr(rec: dict[str, Any]) -> ExitCode:
+    return ExitCode.ATTENTION if rec.get("decision") in ATTENTION_DECISIONS else ExitCode.OK
+
+
+def _repo(rec: dict[str, Any]) -> ExitCode:
+    return ExitCode.ATTENTION if rec.get("decision") == "skipped" else ExitCode.OK
+
+
 RULES: dict[str, Callable[[dict[str, Any]], ExitCode]] = {
     "error": _error,
     "job": _job,
@@ -46,6 +58,8 @@ RULES: dict[str, Callable[[dict[str, Any]], ExitCode]] = {
     "verdict": _passed,
     "gate": _passed,
     "streak": _passed,
+    "pr": _pr,
+    "repo": _repo,
 }
 
 

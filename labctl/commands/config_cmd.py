@@ -58,7 +58,7 @@ def render_default_toml() -> str:
     """The complete default config, one commented line per setting (values via tomli-w)."""
     import tomli_w
 
-    from labctl.settings import DEFAULT_CLUSTERS, LIST_SECTIONS, SETTINGS
+    from labctl.settings import DEFAULT_CLUSTERS, LIST_SECTIONS, SETTINGS, SUBTABLES
 
     lines = [
         "# labctl configuration. Every setting is shown with its default.",
@@ -73,6 +73,8 @@ def render_default_toml() -> str:
         env = f" (env: {', '.join(s.env)})" if s.env else ""
         lines.append(f"# {s.help}{env}")
         lines.append(tomli_w.dumps({s.name: s.default}).rstrip("\n"))
+    for help_text in SUBTABLES.values():
+        lines += ["", f"# {help_text}"]
     for name, help_text in LIST_SECTIONS.items():
         lines += ["", f"# {help_text}"]
         for table in DEFAULT_CLUSTERS:
@@ -83,7 +85,7 @@ def render_default_toml() -> str:
 
 def _settings(lc: Context) -> Iterator[dict[str, Any]]:
     from labctl.redact import mask
-    from labctl.settings import SETTINGS
+    from labctl.settings import SETTINGS, SUBTABLES
 
     config = lc.config
     for s in SETTINGS:
@@ -101,6 +103,18 @@ def _settings(lc: Context) -> Iterator[dict[str, Any]]:
             "env": list(s.env),
             "help": s.help,
         }
+    for key, help_text in SUBTABLES.items():
+        for name, table in config.subtable(key).items():
+            yield {
+                "kind": "setting",
+                "key": f'{key}."{name}"',
+                "value": table,
+                "source": "file",
+                "shadowed": [],
+                "secret": False,
+                "env": [],
+                "help": help_text,
+            }
     for i, cluster in enumerate(config.table_list("clusters")):
         yield {
             "kind": "setting",
