@@ -133,6 +133,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s("merge_green.request_interval_s", 0.25, "pause between GitHub requests (seconds)"),
     _s("merge_green.write_interval_s", 1.0, "pause between GitHub writes (GitHub asks >= 1 s)"),
     _s("merge_green.timeout_s", 30.0, "seconds one GitHub request may take"),
+    _s("merge_green.lock_wait_s", 10.0, "seconds --apply waits for a concurrent --apply run"),
     # -- secrets -----------------------------------------------------------------------
     _s(
         "secrets.env",

@@ -56,6 +56,17 @@ CASES: dict[str, list[Case]] = {
         ),
         Case(["no-such-gate"]),
     ],
+    "merge-green": [
+        Case(["upstream/trainer", "--summary"]),
+        Case(
+            ["--apply"],
+            env={
+                "LABCTL_CONFIG": str(FIXTURES / "merge-green.toml"),
+                "GITHUB_TOKEN": "ghp_" + "c" * 36,
+                "GITHUB_API_URL": "http://127.0.0.1:9",
+            },
+        ),
+    ],
     "log": [
         Case(["-t", "sweep"], '{"kind":"job","verdict":"failed"}\nbad\n'),
         Case(["-t", "note", "-m", "hello"]),

@@ -69,6 +69,9 @@ def _headline(rec: dict[str, Any]) -> str | None:
         return f"{where} {rec.get('name')}: {rec.get('verdict')}{why}"
     if kind == "file":
         return f"{rec.get('path')}: not verified ({rec.get('reason')})"
+    if kind == "pr":
+        where = f"{rec.get('repo')}#{rec.get('number')} {rec.get('title') or ''}".rstrip()
+        return f"{where}: {rec.get('decision')} — {rec.get('message')}"
     return f"{kind}: {rec.get('message') or rec.get('reason') or rec.get('category') or ''}"
 
 
@@ -80,6 +83,7 @@ def render_entry(
 
     counts = Counter(str(r.get("kind")) for r in records)
     verdicts = Counter(str(r.get("verdict")) for r in records if r.get("kind") == "job")
+    decisions = Counter(str(r.get("decision")) for r in records if r.get("kind") == "pr")
     lines = [f"# {topic} — {rfc3339(when)}", ""]
     if message:
         lines += [message.strip(), ""]
@@ -89,6 +93,10 @@ def render_entry(
         if verdicts:
             lines.append(
                 "Jobs: " + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())) + "."
+            )
+        if decisions:
+            lines.append(
+                "PRs: " + ", ".join(f"{n} {d}" for d, n in sorted(decisions.items())) + "."
             )
         attention = [h for h in map(_headline, records) if h]
         lines += ["", f"## Needs a person ({len(attention)})", ""]

@@ -146,7 +146,13 @@ def _run(
     )
     gh = GitHub(options, lc.clock)
     try:
-        yield from merge_run(gh, settings, wanted, apply=apply, sleep=sleep)
+        if apply:  # two --apply runs at once would race each other's writes
+            from labctl.fsops import state_lock
+
+            with state_lock(lc.state_dir, "merge-green", wait_s=get("merge_green.lock_wait_s")):
+                yield from merge_run(gh, settings, wanted, apply=apply, sleep=sleep)
+        else:
+            yield from merge_run(gh, settings, wanted, apply=apply, sleep=sleep)
     finally:
         gh.close()
 

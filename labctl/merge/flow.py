@@ -24,6 +24,7 @@ from labctl.merge.decide import (
     failed,
     merge_refusal,
     skip_reason,
+    skipped,
     waiting,
 )
 from labctl.merge.pacing import Pacer
@@ -151,6 +152,10 @@ class RepoRun:
                     != "REVIEW_REQUIRED"
                 ),
             )
+        except Unreachable as exc:  # did it land? the review decision says
+            decision = self.s.pacer.read(self.gh.review, self.name, number).decision
+            if decision == "REVIEW_REQUIRED":
+                return failed("approve_unconfirmed", f"{exc.message}; not approved, not re-sent")
         except GitHubError as exc:
             return blocked("approve_refused", f"GitHub refused the approval: {exc.message}")
         facts.applied = True
@@ -175,14 +180,17 @@ class RepoRun:
                 )
             except Unreachable as exc:
                 return self._unconfirmed(facts, sha, roll, exc)
-            except GitHubError as exc:
+            except GitHubError as exc:  # refused: re-read before deciding anything
+                fresh = facts.pull = self.read(number)
+                if fresh.state != "open":
+                    how = "merged" if fresh.merged else "closed"
+                    return skipped("not_open", f"{how} meanwhile, not by this run")
                 step = merge_refusal(exc.status, exc.message)
-                if not isinstance(step, Verdict):  # base branch was modified
-                    fresh = facts.pull = self.read(number)
-                    if attempt == 1 and fresh.state == "open" and fresh.head_sha == sha:
-                        continue
-                    step = waiting("base_modified", f"the base branch moved ({exc.message})")
-                return step
+                if isinstance(step, Verdict):
+                    return step
+                if attempt == 1 and fresh.head_sha == sha:  # base branch was modified
+                    continue
+                return waiting("base_modified", f"the base branch moved ({exc.message})")
             return self._merged(facts, sha, roll, commit)
         return waiting("base_modified", "the base branch kept moving")
 

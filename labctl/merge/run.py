@@ -72,8 +72,12 @@ def run(
                 yield error_record(reason, f"{rest.repo}: not visited", repo=rest.repo)
             return
         except GitHubError as exc:
-            reason = "not_found" if exc.status == 404 else "github_error"
-            yield error_record(reason, f"{target.repo}: {exc.message}", repo=target.repo)
+            if exc.status == 404:
+                message = f"{target.repo}: no such repo, or the token cannot see it"
+                yield error_record("not_found", message, repo=target.repo)
+            else:
+                message = f"{target.repo}: GitHub answered {exc.status}: {exc.message}"
+                yield error_record("github_error", message, repo=target.repo)
 
 
 def visit(session: Session, target: Target) -> Iterator[Record]:

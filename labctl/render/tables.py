@@ -27,6 +27,7 @@ VIEWS: dict[str, str] = {
     "diagnosis": "labctl.render.diagnoses:render_diagnoses",
     "diagnosis_group": "labctl.render.diagnoses:render_groups",
     "catalog_entry": "labctl.render.diagnoses:render_catalog",
+    "pr": "labctl.render.prs:render",
 }
 MAX_GENERIC_COLUMNS = 14
 MAX_CELL = 80
