@@ -170,3 +170,26 @@ def test_an_approval_without_an_answer_is_checked_not_resent(
     gh.fail("POST", r"/reviews$", 502, "Bad Gateway", then_apply=True)
     out = merge_green(gh, tmp_path, apply=True, extra="approve = true\n")
     assert out.pr(1)["decision"] == "merged" and len(gh.calls("POST", "/reviews$")) == 1
+
+
+def test_a_secondary_limit_that_names_no_wait_waits_a_minute(
+    gh: FakeGitHub, tmp_path: Path
+) -> None:
+    repo = gh.repo(TRAINER)
+    repo.green(repo.pr(1))
+    gh.fail("GET", r"/pulls$", 403, "You have exceeded a secondary rate limit.")
+    out = merge_green(gh, tmp_path, apply=True)
+    assert out.sleeps == [60.0] and out.pr(1)["decision"] == "merged"
+
+
+def test_a_rate_limited_graphql_answer_is_waited_out(gh: FakeGitHub, tmp_path: Path) -> None:
+    import time
+
+    repo = gh.repo(TRAINER)
+    repo.green(repo.pr(1, mergeable_state="blocked", review_decision="REVIEW_REQUIRED"))
+    limited = {"errors": [{"type": "RATE_LIMITED", "message": "API rate limit exceeded"}]}
+    headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()) + 5)}
+    gh.fail("POST", "graphql$", 200, body=limited, headers=headers)
+    out = merge_green(gh, tmp_path, apply=True)
+    assert out.pr(1)["reason"] == "review_required" and len(out.sleeps) == 1
+    assert 3 <= out.sleeps[0] <= 7 and len(gh.calls("POST", "graphql$")) == 2

@@ -100,16 +100,21 @@ def _retry() -> Any:
     )
 
 
+def _lower(headers: dict[str, Any] | None) -> dict[str, str]:
+    return {str(k).lower(): str(v) for k, v in (headers or {}).items()}
+
+
 def _wait_from(headers: dict[str, Any], now: float) -> float | None:
-    """Seconds GitHub asked us to wait: Retry-After, else the primary limit's reset."""
-    low = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
+    """Seconds GitHub asked us to wait: Retry-After (seconds or a date), else the primary
+    limit's reset (epoch seconds, plus one: the reset second is not over at its start)."""
+    low = _lower(headers)
     after = low.get("retry-after", "").strip()
     if after.isdigit():
         return float(after)
-    if after:
-        parsed = email.utils.parsedate_to_datetime(after) if after else None
-        if parsed is not None:
-            return max(0.0, parsed.timestamp() - now)
+    try:
+        return max(0.0, email.utils.parsedate_to_datetime(after).timestamp() - now)
+    except (TypeError, ValueError, IndexError):
+        pass
     if low.get("x-ratelimit-remaining") == "0" and low.get("x-ratelimit-reset", "").isdigit():
         return max(0.0, float(low["x-ratelimit-reset"]) - now) + 1.0
     return None
@@ -128,10 +133,12 @@ def _message(data: Any, fallback: str) -> str:
 
 
 def _is_rate_limit(status: int, headers: dict[str, Any], message: str) -> bool:
-    low = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
+    """429; a 403 that says so; a GraphQL answer whose error is RATE_LIMITED (PyGithub
+    raises those as 400)."""
+    low = _lower(headers)
     text = message.lower()
     return status == 429 or (
-        status == 403
+        status in (400, 403)
         and (
             "retry-after" in low
             or low.get("x-ratelimit-remaining") == "0"

@@ -156,8 +156,10 @@ class RepoRun:
             decision = self.s.pacer.read(self.gh.review, self.name, number).decision
             if decision == "REVIEW_REQUIRED":
                 return failed("approve_unconfirmed", f"{exc.message}; not approved, not re-sent")
-        except GitHubError as exc:
-            return blocked("approve_refused", f"GitHub refused the approval: {exc.message}")
+        except GitHubError as exc:  # refused: re-read before deciding anything
+            return self._gone(facts) or blocked(
+                "approve_refused", f"GitHub refused the approval: {exc.message}"
+            )
         facts.applied = True
         fresh = facts.pull = self.settle(
             self.read(number), lambda p: _settled(p) and p.mergeable_state != "blocked"
@@ -181,18 +183,24 @@ class RepoRun:
             except Unreachable as exc:
                 return self._unconfirmed(facts, sha, roll, exc)
             except GitHubError as exc:  # refused: re-read before deciding anything
-                fresh = facts.pull = self.read(number)
-                if fresh.state != "open":
-                    how = "merged" if fresh.merged else "closed"
-                    return skipped("not_open", f"{how} meanwhile, not by this run")
+                gone = self._gone(facts)
+                if gone is not None:
+                    return gone
                 step = merge_refusal(exc.status, exc.message)
                 if isinstance(step, Verdict):
                     return step
-                if attempt == 1 and fresh.head_sha == sha:  # base branch was modified
+                if attempt == 1 and facts.pull.head_sha == sha:  # base branch was modified
                     continue
                 return waiting("base_modified", f"the base branch moved ({exc.message})")
             return self._merged(facts, sha, roll, commit)
         return waiting("base_modified", "the base branch kept moving")
+
+    def _gone(self, facts: Facts) -> Verdict | None:
+        """After a refused write: re-read; a PR merged or closed meanwhile is not ours."""
+        fresh = facts.pull = self.read(facts.pull.number)
+        if fresh.state == "open":
+            return None
+        return skipped("not_open", f"{'merged' if fresh.merged else 'closed'} meanwhile")
 
     def _merged(self, facts: Facts, sha: str, roll: Rollup, commit: str | None) -> Verdict:
         pull = facts.pull

@@ -95,8 +95,9 @@ class FakeGitHub:
         headers: dict[str, str] | None = None,
         times: int = 1,
         then_apply: bool = False,
+        body: dict[str, Any] | None = None,
     ) -> None:
-        body = {"message": message} if message else {}
+        body = body if body is not None else {"message": message} if message else {}
         self.faults.append(
             Fault(method, re.compile(path), status, body, headers or {}, times, then_apply)
         )

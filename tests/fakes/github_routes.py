@@ -39,6 +39,10 @@ def repo_route(gh: FakeGitHub, repo: FakeRepo, req: Req, tail: str) -> Answer:
     if m:
         pr = repo.pulls.get(int(m[1]))
         return pull_route(gh, repo, pr, req, m[2] or "") if pr else NOT_FOUND
+    m = re.match(r"^/commits/([0-9a-f]+)$", tail)
+    if m and req.method == "GET":
+        url = f"{gh.url}/repos/{repo.full_name}/commits/{m[1]}"
+        return 200, {"sha": m[1], "url": url, "commit": {"message": "work"}}, {}
     m = re.match(r"^/commits/([0-9a-f]+)/(check-runs|status|check-suites)$", tail)
     if m and req.method == "GET":
         return commit_route(gh, repo, req, m[1], m[2])
