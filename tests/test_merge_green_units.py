@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from labctl.backends.github_model import Check, Pull
 from labctl.merge.checks import FAIL, PASS, SOFT, rollup
 from labctl.merge.decide import merge_refusal
+from labctl.merge.record import missing_pull
 from labctl.merge.run import stack_order
 
 CONCLUSIONS = [*sorted(PASS | SOFT | FAIL), "mystery"]
@@ -55,17 +58,10 @@ def test_green_means_every_check_finished_and_passed(
 
 
 def _pull(number: int, head: str, base: str, repo: str = "lab/t") -> Pull:
-    return Pull(
-        number=number,
-        title="",
-        url=None,
-        author=None,
-        draft=False,
-        labels=(),
+    return replace(
+        missing_pull(number),
         head_ref=head,
-        head_sha="0" * 40,
         head_repo=repo,
-        head_owner="lab",
         base_ref=base,
         base_repo="lab/t",
         state="open",
