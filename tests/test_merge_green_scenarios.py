@@ -239,6 +239,40 @@ def test_7_blocked_with_no_review_missing_is_an_unknown_rule(
     assert gh.writes() == []
 
 
+def test_7_blocked_by_a_required_merge_queue_is_named(gh: FakeGitHub, tmp_path: Path) -> None:
+    repo = gh.repo(TRAINER, merge_queue=True)
+    repo.green(repo.pr(1, mergeable_state="blocked", review_decision="APPROVED"))
+    out = merge_green(gh, tmp_path, apply=True)
+    rec = out.pr(1)
+    assert (rec["decision"], rec["reason"]) == ("blocked", "merge_queue_required")
+    assert gh.writes() == [] and len(gh.calls("POST", "graphql$")) == 2
+
+
+def test_7_a_server_without_merge_queues_still_answers(tmp_path: Path) -> None:
+    with FakeGitHub(prefix="/api/v3") as gh:
+        repo = gh.repo(TRAINER)
+        repo.green(repo.pr(1, mergeable_state="blocked", review_decision="APPROVED"))
+        old = {"errors": [{"message": "Field 'isMergeQueueEnabled' doesn't exist on type"}]}
+        gh.fail("POST", "graphql$", 200, body=old, when="isMergeQueueEnabled")
+        out = merge_green(gh, tmp_path, apply=True)
+    rec = out.pr(1)
+    assert (rec["decision"], rec["reason"]) == ("blocked", "protection")
+    assert gh.faults[0].times == 0 and gh.writes() == []
+
+
+def test_7_code_owner_rules_the_token_cannot_read_are_left_out(
+    gh: FakeGitHub, tmp_path: Path
+) -> None:
+    repo = gh.repo(TRAINER, code_owners=True)
+    repo.green(repo.pr(1, mergeable_state="blocked", review_decision="REVIEW_REQUIRED"))
+    forbidden = {"errors": [{"type": "FORBIDDEN", "message": "Resource not accessible"}]}
+    gh.fail("POST", "graphql$", 200, body=forbidden, when="branchProtectionRule")
+    out = merge_green(gh, tmp_path, apply=True)
+    rec = out.pr(1)
+    assert (rec["decision"], rec["reason"]) == ("blocked", "review_required")
+    assert len(gh.calls("POST", "graphql$")) == 2 and gh.writes() == []
+
+
 # 8 -------------------------------------------------------------------------------------
 def test_8_approves_where_allowed_then_merges(gh: FakeGitHub, tmp_path: Path) -> None:
     repo = gh.repo(TRAINER)

@@ -40,15 +40,22 @@ __all__ = [
     "Unreachable",
 ]
 
+# Code-owner rules need more permission to read than the review decision: without it the
+# query is asked again without them.
+CODE_OWNERS = "baseRef { branchProtectionRule { requiresCodeOwnerReviews } }"
 REVIEW_QUERY = """
 query($owner: String!, $name: String!, $number: Int!) {
   viewer { login }
   repository(owner: $owner, name: $name) {
-    pullRequest(number: $number) {
-      reviewDecision
-      baseRef { branchProtectionRule { requiresCodeOwnerReviews } }
-    }
+    pullRequest(number: $number) { reviewDecision CODE_OWNERS }
   }
+}
+"""
+
+# A separate query: older GitHub Enterprise servers lack the field (then: unknown).
+MERGE_QUEUE_QUERY = """
+query($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) { pullRequest(number: $number) { isMergeQueueEnabled } }
 }
 """
 
@@ -261,12 +268,29 @@ class GitHub:
                     break
         return checks_from(out, "status"), total
 
-    def review(self, name: str, number: int) -> Review:
+    def _graphql(
+        self, query: str, name: str, number: int, *, optional: bool = False
+    ) -> dict[str, Any] | None:
+        """A GraphQL query about one PR; optional: None when the server refuses the
+        query itself (a field it lacks, one the token may not read)."""
         owner, repo = name.split("/", 1)
         variables = {"owner": owner, "name": repo, "number": number}
-        with self._errors(f"read the review state of {name}#{number}"):
-            _, data = self.client.requester.graphql_query(REVIEW_QUERY, variables)
-        root = data.get("data") or {}
+        try:
+            with self._errors(f"query GitHub about {name}#{number}"):
+                _, data = self.client.requester.graphql_query(query, variables)
+        except RateLimited:
+            raise
+        except GitHubError as exc:
+            if optional and exc.status in (400, 403, 404):
+                return None
+            raise
+        return dict(data.get("data") or {})
+
+    def review(self, name: str, number: int) -> Review:
+        full = REVIEW_QUERY.replace("CODE_OWNERS", CODE_OWNERS)
+        root = self._graphql(full, name, number, optional=True)
+        if root is None:
+            root = self._graphql(REVIEW_QUERY.replace("CODE_OWNERS", ""), name, number) or {}
         pr = ((root.get("repository") or {}).get("pullRequest")) or {}
         rule = (pr.get("baseRef") or {}).get("branchProtectionRule") or {}
         return Review(
@@ -274,6 +298,13 @@ class GitHub:
             viewer=(root.get("viewer") or {}).get("login"),
             code_owners=bool(rule.get("requiresCodeOwnerReviews")),
         )
+
+    def merge_queue(self, name: str, number: int) -> bool | None:
+        """Does the PR's base branch require the merge queue? None: this server cannot say."""
+        root = self._graphql(MERGE_QUEUE_QUERY, name, number, optional=True)
+        if root is None:
+            return None
+        return ((root.get("repository") or {}).get("pullRequest") or {}).get("isMergeQueueEnabled")
 
     # -- writes (never retried here) -----------------------------------------------------
     def approve(self, name: str, number: int, sha: str) -> None:

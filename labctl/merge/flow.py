@@ -138,6 +138,13 @@ class RepoRun:
         facts.review_decision = review.decision
         step = by_review(review, facts.pull, self.policy)
         if isinstance(step, Verdict):
+            if step.reason == "protection" and self.s.pacer.read(
+                self.gh.merge_queue, self.name, number
+            ):
+                return blocked(
+                    "merge_queue_required",
+                    "the base branch requires the merge queue (labctl does not enqueue)",
+                )
             return step
         facts.actions.append("approve")
         if not self.s.apply:

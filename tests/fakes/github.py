@@ -48,6 +48,7 @@ class Fault:
     headers: dict[str, str]
     times: int
     then_apply: bool = False  # do the real thing, then answer with the fault
+    when: str = ""  # only requests whose JSON body contains this
 
 
 @dataclass
@@ -96,10 +97,11 @@ class FakeGitHub:
         times: int = 1,
         then_apply: bool = False,
         body: dict[str, Any] | None = None,
+        when: str = "",
     ) -> None:
         body = body if body is not None else {"message": message} if message else {}
         self.faults.append(
-            Fault(method, re.compile(path), status, body, headers or {}, times, then_apply)
+            Fault(method, re.compile(path), status, body, headers or {}, times, then_apply, when)
         )
 
     # -- what the server saw -------------------------------------------------------------
@@ -125,7 +127,12 @@ class FakeGitHub:
         with self.lock:
             self.log.append(req)
             for fault in self.faults:
-                if fault.times > 0 and fault.method == req.method and fault.path.search(req.path):
+                if (
+                    fault.times > 0
+                    and fault.method == req.method
+                    and fault.path.search(req.path)
+                    and fault.when in json.dumps(req.body)
+                ):
                     fault.times -= 1
                     if fault.then_apply:
                         self.route(req)
@@ -170,8 +177,13 @@ class FakeGitHub:
         pr = repo.pulls.get(int(var.get("number", 0))) if repo else None
         if repo is None or pr is None:
             return {"data": None, "errors": [{"type": "NOT_FOUND", "message": "no such PR"}]}
+        if "isMergeQueueEnabled" in query:
+            node = {"isMergeQueueEnabled": repo.merge_queue}
+            return {"data": {"repository": {"pullRequest": node}}}
         rule = {"requiresCodeOwnerReviews": repo.code_owners}
-        node = {"reviewDecision": pr.review_decision, "baseRef": {"branchProtectionRule": rule}}
+        node: dict[str, Any] = {"reviewDecision": pr.review_decision}
+        if "branchProtectionRule" in query:  # only what was asked for
+            node["baseRef"] = {"branchProtectionRule": rule}
         return {"data": {"viewer": {"login": self.viewer}, "repository": {"pullRequest": node}}}
 
 
