@@ -11,7 +11,7 @@ from labctl.backends.github_model import Check, Pull
 from labctl.merge.checks import FAIL, PASS, SOFT, rollup
 from labctl.merge.decide import merge_refusal
 from labctl.merge.record import missing_pull
-from labctl.merge.run import stack_order
+from labctl.merge.stack import stack_order
 
 CONCLUSIONS = [*sorted(PASS | SOFT | FAIL), "mystery"]
 RUNNING = ["queued", "in_progress", "waiting", "requested", "pending"]

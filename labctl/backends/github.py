@@ -13,18 +13,25 @@ The client is configured on purpose (PyGithub 2.x):
 - A merge never deletes the head branch (`delete_branch=True` would close stacked
   children); nothing here deletes anything.
 
-Every PyGithub, requests and urllib3 error becomes a `GitHubError` (status + GitHub's
-message), `RateLimited` or `Unreachable`; no message carries a header or the token.
+Every PyGithub, requests and urllib3 error becomes one of labctl.backends.github_errors
+(`GitHubError`, `RateLimited`, `Unreachable`, `AuthFailed`); no message carries a header
+or the token.
 """
 
 from __future__ import annotations
 
-import email.utils
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from labctl.backends.github_errors import (
+    AuthFailed,
+    GitHubError,
+    RateLimited,
+    Unreachable,
+    translate,
+)
 from labctl.backends.github_model import Check, Pull, RepoInfo, Review, checks_from, pull_from
 
 __all__ = [
@@ -60,31 +67,6 @@ query($owner: String!, $name: String!, $number: Int!) {
 """
 
 
-class GitHubError(Exception):
-    """GitHub answered with an error (status None: no answer at all)."""
-
-    def __init__(self, status: int | None, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-class RateLimited(GitHubError):
-    """A primary or secondary rate limit; `wait_s` is what GitHub asked for (None: unsaid)."""
-
-    def __init__(self, status: int, message: str, wait_s: float | None) -> None:
-        super().__init__(status, message)
-        self.wait_s = wait_s
-
-
-class Unreachable(GitHubError):
-    """No usable answer: connection refused or reset, a timeout, 5xx after the GET retries."""
-
-
-class AuthFailed(GitHubError):
-    """401: the token is missing, wrong or expired (every later call would fail too)."""
-
-
 @dataclass
 class ClientOptions:
     token: str
@@ -104,54 +86,6 @@ def _retry() -> Any:
         allowed_methods=frozenset({"GET"}),
         respect_retry_after_header=False,
         raise_on_status=False,
-    )
-
-
-def _lower(headers: dict[str, Any] | None) -> dict[str, str]:
-    return {str(k).lower(): str(v) for k, v in (headers or {}).items()}
-
-
-def _wait_from(headers: dict[str, Any], now: float) -> float | None:
-    """Seconds GitHub asked us to wait: Retry-After (seconds or a date), else the primary
-    limit's reset (epoch seconds, plus one: the reset second is not over at its start)."""
-    low = _lower(headers)
-    after = low.get("retry-after", "").strip()
-    if after.isdigit():
-        return float(after)
-    try:
-        return max(0.0, email.utils.parsedate_to_datetime(after).timestamp() - now)
-    except (TypeError, ValueError, IndexError):
-        pass
-    if low.get("x-ratelimit-remaining") == "0" and low.get("x-ratelimit-reset", "").isdigit():
-        return max(0.0, float(low["x-ratelimit-reset"]) - now) + 1.0
-    return None
-
-
-def _message(data: Any, fallback: str) -> str:
-    """GitHub's message, with its `errors` details ("Can not approve your own pull request")."""
-    if not isinstance(data, dict):
-        return fallback
-    parts = [str(data["message"])] if data.get("message") else []
-    for err in data.get("errors") or []:
-        detail = err.get("message") if isinstance(err, dict) else err
-        if detail:
-            parts.append(str(detail))
-    return ": ".join(parts[:3]) or fallback
-
-
-def _is_rate_limit(status: int, headers: dict[str, Any], message: str) -> bool:
-    """429; a 403 that says so; a GraphQL answer whose error is RATE_LIMITED (PyGithub
-    raises those as 400)."""
-    low = _lower(headers)
-    text = message.lower()
-    return status == 429 or (
-        status in (400, 403)
-        and (
-            "retry-after" in low
-            or low.get("x-ratelimit-remaining") == "0"
-            or "rate limit" in text
-            or text.endswith("please retry your request again later.")
-        )
     )
 
 
@@ -187,15 +121,7 @@ class GitHub:
             yield
         except GithubException as exc:
             status = int(exc.status or 0)
-            message = _message(exc.data, f"GitHub answered {status} to {what}")
-            headers = dict(exc.headers or {})
-            if _is_rate_limit(status, headers, message):
-                raise RateLimited(status, message, _wait_from(headers, self.clock())) from None
-            if status >= 500:
-                raise Unreachable(status, f"{what}: GitHub answered {status}") from None
-            if status == 401:
-                raise AuthFailed(status, f"{what}: GitHub refused the token ({message})") from None
-            raise GitHubError(status, message) from None
+            raise translate(status, exc.data, exc.headers, what, self.clock()) from None
         except requests.exceptions.RequestException as exc:
             raise Unreachable(None, f"{what}: {type(exc).__name__}") from None
         except OSError as exc:

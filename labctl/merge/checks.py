@@ -101,9 +101,14 @@ def rollup(
         )
     if not every:
         return Rollup("pending", "no_ci", "no CI reported yet on this commit", summary)
-    message = f"all {len(every)} checks passed"
+    return Rollup("green", "green", _passed(len(every), soft), summary)
+
+
+def _passed(total: int, soft: Sequence[Check]) -> str:
+    """All passed, naming the skipped and neutral ones (a pass a person may question)."""
+    message = f"all {total} checks passed"
     for state in ("skipped", "neutral"):
         names = sorted({c.name for c in soft if c.state == state})
         if names:
             message += f"; {state}: {_listing(names[:MAX_NAMES], len(names))}"
-    return Rollup("green", "green", message, summary)
+    return message

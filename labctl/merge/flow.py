@@ -11,7 +11,7 @@ never deleted (that would close stacked children).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from labctl.backends.github import GitHub, GitHubError, Pull, RepoInfo, Unreachable
@@ -95,13 +95,6 @@ class RepoRun:
         if verdict.decision == "would_merge":
             self.would_merge.add(listed.number)
         return self.record(facts, verdict)
-
-    def stacked(self, listed: Pull, parent: Pull) -> dict[str, Any]:
-        """A child whose parent is still open (or merged in this very run) waits."""
-        message = f"stacked on #{parent.number} (base {listed.base_ref}); it merges after it"
-        if parent.number in self.would_merge:
-            message += f"; once #{parent.number} merges it would be retargeted to {parent.base_ref}"
-        return self.record(Facts(listed, stacked_on=parent.number), waiting("stacked", message))
 
     def _evaluate(self, facts: Facts) -> Verdict:
         pull = facts.pull = self.read(facts.pull.number)
@@ -253,43 +246,4 @@ class RepoRun:
         facts.applied = True
         return waiting(
             "branch_updated", f"updated from {pull.base_ref}; CI runs again on the new head"
-        )
-
-    # -- stacks -------------------------------------------------------------------------
-    def retarget(self, listed: Pull, target: str, parent: Pull, why: str) -> dict[str, Any]:
-        facts = Facts(listed, stacked_on=parent.number)
-        facts.actions.append("retarget")
-        if not self.s.apply:
-            verdict = waiting("retarget", f"{why}: would retarget it to {target}")
-        else:
-            verdict = self._retarget(facts, target, parent, why)
-        return self.record(facts, verdict)
-
-    def _retarget(self, facts: Facts, target: str, parent: Pull, why: str) -> Verdict:
-        number, old = facts.pull.number, facts.pull.base_ref
-        fresh = facts.pull = self.read(number)
-        if fresh.state == "open" and fresh.base_ref == target:
-            facts.actions.clear()
-            return waiting("retargeted", f"{why}: GitHub already moved it to {target}")
-        if fresh.state == "open":
-            try:
-                self.s.pacer.write(
-                    lambda: self.gh.retarget(self.name, number, target),
-                    lambda: self.read(number).base_ref == target,
-                )
-                facts.pull = replace(fresh, base_ref=target)
-            except GitHubError as exc:
-                fresh = facts.pull = self.read(number)
-                if fresh.state == "open" and fresh.base_ref != target:
-                    return failed("retarget_failed", f"could not retarget to {target}: {exc}")
-        if facts.pull.state != "open":
-            return failed(
-                "child_closed",
-                f"#{number} was closed when its base {old} went away. To recover: recreate "
-                f"{old} at {parent.head_sha}, reopen #{number}, then retarget it to {target}",
-            )
-        facts.applied = True
-        return waiting(
-            "retargeted",
-            f"{why}: now based on {target}; it merges in a later run, after CI on the new base",
         )

@@ -21,6 +21,7 @@ from labctl.merge.flow import RepoRun, Session
 from labctl.merge.pacing import Pacer, RateLimitStop
 from labctl.merge.policy import Settings, Target
 from labctl.merge.record import Facts, missing_pull, pr_record, repo_record
+from labctl.merge.stack import retarget, stack_order, stacked
 from labctl.records import error_record
 
 Record = dict[str, Any]
@@ -30,25 +31,6 @@ def _reason(exc: Exception) -> str:
     if isinstance(exc, RateLimitStop):
         return "rate_limited"
     return "auth" if isinstance(exc, AuthFailed) else "unreachable"
-
-
-def stack_order(pulls: list[Pull]) -> tuple[list[Pull], dict[int, Pull]]:
-    """Parents first; `parents` maps a stacked child's number to its open parent PR."""
-    heads = {p.head_ref: p for p in pulls if p.head_repo and p.head_repo == p.base_repo}
-    parents = {
-        p.number: heads[p.base_ref]
-        for p in pulls
-        if p.base_ref in heads and heads[p.base_ref].number != p.number
-    }
-
-    def depth(number: int) -> int:
-        seen = {number}
-        while number in parents and parents[number].number not in seen:
-            number = parents[number].number
-            seen.add(number)
-        return len(seen) - 1
-
-    return sorted(pulls, key=lambda p: (depth(p.number), p.number)), parents
 
 
 def run(
@@ -142,12 +124,12 @@ def one(rr: RepoRun, info: RepoInfo, pull: Pull, parents: dict[int, Pull]) -> Re
     parent = parents.get(pull.number)
     if parent is not None:
         if parent.number in rr.merged:
-            return rr.retarget(pull, parent.base_ref, parent, f"#{parent.number} merged")
-        return rr.stacked(pull, parent)
+            return retarget(rr, pull, parent.base_ref, parent, f"#{parent.number} merged")
+        return stacked(rr, pull, parent)
     if pull.base_ref != info.default_branch:
         owner = info.full_name.split("/", 1)[0]
         former = rr.s.pacer.read(rr.gh.merged_pull_with_head, info.full_name, owner, pull.base_ref)
         if former is not None:
             why = f"its base {pull.base_ref} was the head of #{former.number}, merged already"
-            return rr.retarget(pull, former.base_ref, former, why)
+            return retarget(rr, pull, former.base_ref, former, why)
     return rr.evaluate(pull)
