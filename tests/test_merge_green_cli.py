@@ -196,3 +196,14 @@ def test_a_blocked_pr_is_a_headline_of_the_log_entry(isolated_env: Path) -> None
     text = Path(res.records[-1]["path"]).read_text()
     assert "- lab/trainer#3 Fix the NaN guard: blocked — check failed: gpu-tests" in text
     assert "PRs: 1 blocked." in text
+
+
+def test_config_show_lists_the_per_repo_overrides(gh: FakeGitHub, tmp_path: Path) -> None:
+    body = '[merge_green.repos."lab/trainer"]\nmerge_method = "merge"\n'
+    res = run_labctl("config", "show", env=env(gh, config(tmp_path, body)))
+    assert res.code == 0
+    [rec] = [r for r in res.records if r["key"].startswith("merge_green.repos")]
+    assert rec["key"] == 'merge_green.repos."lab/trainer"'
+    assert rec["value"] == {"merge_method": "merge"}
+    allow = next(r for r in res.records if r["key"] == "merge_green.allowlist")
+    assert allow["value"] == ["lab/trainer"] and allow["source"] == "file"
