@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from fakes.github import TOKEN, FakeGitHub
-from merge_support import merge_green
+from helpers.merge_support import merge_green
 
 TRAINER, EVALS = "lab/trainer", "lab/evals"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_labctl
 from fakes.github import TOKEN, FakeGitHub
-from merge_support import FAST
+from helpers.merge_support import FAST
 from schema_check import assert_valid
 from test_startup import HEAVY, _modules_after
 from test_sweep import cron_env

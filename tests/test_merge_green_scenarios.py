@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fakes.github import FakeGitHub
 from fakes.github_state import fake_sha
-from merge_support import merge_green
+from helpers.merge_support import merge_green
 
 TRAINER = "lab/trainer"
 
