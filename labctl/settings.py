@@ -134,6 +134,10 @@ SETTINGS: tuple[Setting, ...] = (
     _s("merge_green.write_interval_s", 1.0, "pause between GitHub writes (GitHub asks >= 1 s)"),
     _s("merge_green.timeout_s", 30.0, "seconds one GitHub request may take"),
     _s("merge_green.lock_wait_s", 10.0, "seconds --apply waits for a concurrent --apply run"),
+    # -- strip-yaml-comments -------------------------------------------------------------
+    _s("strip_yaml.hidden", False, "search hidden files and directories too (--hidden)"),
+    _s("strip_yaml.no_ignore", False, "read what .gitignore/.ignore files exclude (--no-ignore)"),
+    _s("strip_yaml.jobs", 0, "worker processes for many files (0: one per CPU; --jobs)"),
     # -- secrets -----------------------------------------------------------------------
     _s(
         "secrets.env",

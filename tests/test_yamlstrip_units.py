@@ -150,9 +150,11 @@ def test_file_record_shape() -> None:
         "bytes_before": 10,
         "bytes_after": 5,
         "verified": True,
-        "verified_with": "safe_load_all",
+        "verified_with": "events",
         "applied": False,
         "changed": True,
+        "scanner": "libyaml",
+        "scanner_note": None,
     }
     json.dumps(rec)
 

@@ -12,11 +12,17 @@ Default is a dry run (one `file` record per file: the comments it would remove, 
 Markdown notes file BEFORE any YAML is rewritten. `--check` exits 1 while any file still
 has comments (pre-commit, CI). `-` reads YAML on stdin and writes the stripped YAML on
 stdout (the record then goes to stderr).
+
+Directories are searched as ripgrep and fd search them: hidden entries and what
+`.gitignore`, `.git/info/exclude` and `.ignore` files exclude are skipped, and one
+`skipped` record counts them; `--hidden` and `--no-ignore` include them. Files named on
+the command line are always read. libyaml parses when PyYAML has it (PyYAML's pure parser
+decides wherever libyaml cannot vouch for a result); many files are processed on all
+cores (`--jobs`), the records still come in the order of the walk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -52,7 +58,9 @@ SCHEMAS = {
             "bytes_before": BYTES,
             "bytes_after": BYTES,
             "verified": {"type": "boolean"},
-            "verified_with": {"enum": ["safe_load_all", "compose_all", None]},
+            "verified_with": {"enum": ["events", "safe_load_all", "compose_all", None]},
+            "scanner": {"enum": ["libyaml", "pure", None]},
+            "scanner_note": STR_OR_NULL,
             "applied": {"type": "boolean"},
             "changed": {"type": "boolean"},
             "reason": STR_OR_NULL,
@@ -72,11 +80,35 @@ SCHEMAS = {
         ],
     ),
 }
+SCHEMAS["skipped"] = record(
+    "skipped",
+    "Once per run, after the files: entries of the searched directories that were not read "
+    "(a directory counts once), by reason: hidden (a name starting with '.'; --hidden) or "
+    "ignored (.gitignore, .git/info/exclude, .ignore, the .git directory; --no-ignore).",
+    {
+        "entries": {"type": "integer", "minimum": 1},
+        "counts": {
+            "type": "object",
+            "properties": {
+                "hidden": {"type": "integer", "minimum": 1},
+                "ignored": {"type": "integer", "minimum": 1},
+            },
+            "additionalProperties": {"type": "integer"},
+        },
+        "examples": {
+            "type": "object",
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+        },
+        "message": {"type": "string"},
+    },
+    ["entries", "counts", "examples", "message"],
+)
 EXAMPLES = [
     "labctl strip-yaml-comments configs/            # dry run: what would go",
     "labctl strip-yaml-comments --apply configs/rl/ configs/sft/",
     "labctl strip-yaml-comments --apply --move-to ops-notes.md configs/eval/",
     "labctl strip-yaml-comments --check configs/    # pre-commit: exit 1 if any comment",
+    "labctl strip-yaml-comments --check --hidden .  # the whole repository, .github/ too",
     "labctl strip-yaml-comments - < run.yaml > run.stripped.yaml",
 ]
 
@@ -86,52 +118,6 @@ def _check_severity(rec: dict[str, Any]) -> ExitCode:
     if rec.get("kind") == "file" and rec["comments"] and not rec["applied"]:
         return ExitCode.ATTENTION
     return ExitCode.OK
-
-
-def run(
-    lc: Context, paths: list[str], *, apply: bool, move_to: Path | None
-) -> Iterator[dict[str, Any]]:
-    """One record per file; with `apply`, notes first, then atomic replacements."""
-    from labctl.records import now_rfc3339
-    from labctl.yamlstrip import (
-        ChangedOnDiskError,
-        analyze_path,
-        append_notes,
-        file_record,
-        iter_yaml_files,
-        notes_block,
-    )
-    from labctl.yamlstrip import apply as apply_result
-
-    files = iter_yaml_files(paths)
-    if not apply:
-        for path in files:
-            yield file_record(analyze_path(path), str(path))
-        return
-    results = [(path, analyze_path(path)) for path in files]
-    notes_path = None
-    if move_to is not None:
-        when = now_rfc3339(lc.clock)
-        blocks = [notes_block(res, str(path), when=when) for path, res in results]
-        notes_path = append_notes(move_to, blocks)
-    for path, res in results:
-        try:
-            applied = apply_result(path, res)
-        except ChangedOnDiskError as exc:
-            yield exc.record()
-            continue
-        except OSError as exc:
-            yield {
-                "kind": "error",
-                "reason": "io_error",
-                "path": str(path),
-                "message": f"cannot write {path}: {exc.strerror or exc}",
-            }
-            continue
-        rec = file_record(res, str(path), applied=applied)
-        if notes_path is not None and rec.get("kind") == "file" and res.verified:
-            rec["notes"] = str(notes_path)
-        yield rec
 
 
 def run_stdin(lc: Context) -> int:
@@ -183,6 +169,22 @@ def cli(
             help="Append removed comments to this Markdown file before rewriting.",
         ),
     ] = None,
+    hidden: Annotated[
+        bool,
+        typer.Option("--hidden", "-H", help="Search hidden files and directories too."),
+    ] = False,
+    no_ignore: Annotated[
+        bool,
+        typer.Option(
+            "--no-ignore", "-I", help="Do not skip what .gitignore/.ignore files exclude."
+        ),
+    ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs", "-j", metavar="N", help="Worker processes (default: one per CPU).", min=0
+        ),
+    ] = None,
 ) -> int:
     """Remove comments, and only comments, from YAML files (byte-exact, verified, atomic)."""
     from labctl.errors import UsageError
@@ -191,7 +193,17 @@ def cli(
         if len(paths) > 1 or apply or move_to is not None:
             raise UsageError("`-` (stdin to stdout) takes no other paths, --apply or --move-to")
         return run_stdin(lc)
-    return lc.emit(
-        run(lc, paths, apply=apply, move_to=move_to),
-        severity=_check_severity if check else None,
+    from labctl.records import now_rfc3339
+    from labctl.yamlstrip.batch import strip_files
+
+    records = strip_files(
+        paths,
+        apply=apply,
+        move_to=move_to,
+        hidden=hidden or bool(lc.config.get("strip_yaml.hidden")),
+        ignore=not (no_ignore or bool(lc.config.get("strip_yaml.no_ignore"))),
+        jobs=jobs if jobs is not None else int(lc.config.get("strip_yaml.jobs")),
+        redactor=lc.redactor,
+        when=now_rfc3339(lc.clock),
     )
+    return lc.emit(records, severity=_check_severity if check else None)

@@ -1,23 +1,45 @@
-"""`analyze`: bytes in, a verified `StripResult` out. Pure: no I/O, never raises for input."""
+"""`analyze`: bytes in, a verified `StripResult` out. Pure: no I/O, never raises for input.
+
+Two passes over the parser's events, each keeping only what the current position needs:
+
+1. the input's events: the comment spans (`scan.Walker`) and their key paths
+   (`keypath.KeyPaths`); the comments are cut out (`strip.strip_text`) and the result must
+   match an independent line-by-line statement of the contract (`verify.contract_holds`);
+2. the input's and the result's events side by side: they must be the same (every
+   scalar, tag, anchor, style and document marker), and the result must hold no comment.
+
+Identical event streams mean identical data for any loader (`verified_with: events`).
+libyaml does the parsing when PyYAML has it; whenever libyaml cannot vouch for a result —
+it rejects the text, meets a tab it reads as a blank where PyYAML's pure parser may not,
+or the check in pass 2 fails — the pure parser, the reference, runs the whole analysis
+again and its verdict stands (`scanner: pure`, `scanner_note` says why). Where the pure
+parser sees the event streams differ, it compares the data `safe_load_all` builds (or
+the node trees, for tags `safe_load` cannot build) and refuses the file if they differ.
+"""
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import replace
 
 import yaml
-from yaml.nodes import Node
 
 from labctl.yamlstrip import model
-from labctl.yamlstrip.keypath import KeyIndex
+from labctl.yamlstrip.compare import compare_data
+from labctl.yamlstrip.engine import LIBYAML, PURE_ENGINE, Engine, engine_named, summary
+from labctl.yamlstrip.keypath import KeyPaths
 from labctl.yamlstrip.model import Comment, StripResult
-from labctl.yamlstrip.scan import Scanned, construct, scan
-from labctl.yamlstrip.strip import is_whole_line, strip_text
-from labctl.yamlstrip.verify import expected_text, first_difference, first_node_difference
+from labctl.yamlstrip.scan import Events, Mismatch, Span, TooDeep, Unsure, Walker
+from labctl.yamlstrip.strip import strip_text
+from labctl.yamlstrip.verify import contract_holds
 
 _UTF16_32_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+
+
+class _Defer(Exception):
+    """libyaml cannot vouch for this result: the pure parser decides."""
 
 
 def _refuse(
@@ -27,19 +49,20 @@ def _refuse(
     message: str,
     *,
     comments: tuple[Comment, ...] = (),
-    line: int | None = None,
-    column: int | None = None,
+    problem_line: int | None = None,
+    problem_column: int | None = None,
+    scanner: str | None = None,
 ) -> StripResult:
     return StripResult(
         source=source,
         data=data,
         new_data=data,
         comments=comments,
-        verified=False,
         reason=reason,
         message=message,
-        problem_line=line,
-        problem_column=column,
+        problem_line=problem_line,
+        problem_column=problem_column,
+        scanner=scanner,
     )
 
 
@@ -51,8 +74,8 @@ def _decode(source: str, data: bytes) -> str | StripResult:
             data,
             model.NOT_UTF8,
             "starts with a UTF-16/UTF-32 BOM; only UTF-8 is supported",
-            line=1,
-            column=1,
+            problem_line=1,
+            problem_column=1,
         )
     if b"\x00" in data:
         return _refuse(source, data, model.BINARY, "binary file (contains NUL bytes)")
@@ -66,30 +89,17 @@ def _decode(source: str, data: bytes) -> str | StripResult:
             data,
             model.NOT_UTF8,
             f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start} (line {line})",
-            line=line,
-            column=column,
+            problem_line=line,
+            problem_column=column,
         )
 
 
-def _summary(exc: BaseException) -> str:
-    """A one-line message from a PyYAML error, without the `<unicode string>` noise."""
-    text = str(exc).replace('in "<unicode string>", ', "")
-    summary = " ".join(text.split())
-    if not isinstance(exc, yaml.YAMLError):
-        summary = f"{type(exc).__name__}: {summary}"
-    return summary
-
-
 def _tab_before_comment(text: str, index: int) -> bool:
-    if index >= len(text) or text[index] != "\t":
-        return False
-    rest = text[index:]
-    stripped = rest.lstrip(" \t")
-    return stripped.startswith("#")
+    return index < len(text) and text[index] == "\t" and text[index:].lstrip(" \t")[:1] == "#"
 
 
 def _yaml_error(source: str, data: bytes, text: str, exc: Exception) -> StripResult:
-    if isinstance(exc, RecursionError):
+    if isinstance(exc, TooDeep | RecursionError):
         return _refuse(source, data, model.INVALID_YAML, "YAML nested too deeply to load")
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = mark.line + 1 if mark is not None else None
@@ -97,59 +107,51 @@ def _yaml_error(source: str, data: bytes, text: str, exc: Exception) -> StripRes
     if isinstance(exc, yaml.reader.ReaderError):
         line = text.count("\n", 0, exc.position) + 1
         return _refuse(
-            source, data, model.INVALID_YAML, f"not a YAML text: {_summary(exc)}", line=line
+            source, data, model.INVALID_YAML, f"not a YAML text: {summary(exc)}", problem_line=line
         )
     if mark is not None and _tab_before_comment(text, mark.index):
+        message = (
+            f"a tab before '#' at line {line}, column {column}: PyYAML (the reference "
+            "scanner) rejects it, so the file cannot be verified; replace the tab with spaces"
+        )
         return _refuse(
             source,
             data,
             model.TAB_BEFORE_COMMENT,
-            f"a tab before '#' at line {line}, column {column}: PyYAML (the reference "
-            "scanner) rejects it, so the file cannot be verified; replace the tab with spaces",
-            line=line,
-            column=column,
+            message,
+            problem_line=line,
+            problem_column=column,
         )
-    summary = _summary(exc)
     return _refuse(
-        source, data, model.INVALID_YAML, f"invalid YAML: {summary}", line=line, column=column
+        source,
+        data,
+        model.INVALID_YAML,
+        f"invalid YAML: {summary(exc)}",
+        problem_line=line,
+        problem_column=column,
     )
 
 
-def _load(roots: list[Node]) -> tuple[list[Any] | None, str | None]:
-    """Construct like safe_load_all; (None, why) when safe_load cannot (unknown tag, ...)."""
-    try:
-        return construct(roots), None
-    except Exception as exc:  # ConstructorError, and ValueError from e.g. `!!int x`
-        return None, _summary(exc)
-
-
-def _comments(text: str, scanned: Scanned) -> tuple[Comment, ...]:
+def _comments(text: str, spans: list[Span], paths: dict[int, str | None]) -> tuple[Comment, ...]:
     has_bom = text.startswith("\ufeff")
-    index: KeyIndex | None = None
-    out: list[Comment] = []
-    for span in scanned.spans:
-        if index is None:
-            index = KeyIndex(scanned.roots, scanned.boundaries)
-        column = span.column(has_bom)
-        inline = not is_whole_line(text, span)
-        out.append(
-            Comment(
-                start=span.start,
-                end=span.end,
-                line=span.line + 1,
-                column=column + 1,
-                text=text[span.start : span.end],
-                inline=inline,
-                key_path=index.path_for(span, column, inline),
-            )
+    return tuple(
+        Comment(
+            start=span.start,
+            end=span.end,
+            line=span.line + 1,
+            column=span.column(has_bom) + 1,
+            text=text[span.start : span.end],
+            inline=span.inline,
+            key_path=paths.get(number),
         )
-    return tuple(out)
+        for number, span in enumerate(spans)
+    )
 
 
 @contextmanager
 def _gc_paused() -> Iterator[None]:
-    """PyYAML allocates millions of small objects that are all alive until the end;
-    generational GC passes over them cost ~20% of the run and free nothing."""
+    """The parsers allocate many small objects; generational GC passes over them cost
+    time and free nothing."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -159,90 +161,113 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def analyze(data: bytes, *, source: str = "-") -> StripResult:
+def analyze(data: bytes, *, source: str = "-", scanner: str | None = None) -> StripResult:
     """Find every comment in `data`, strip them byte-exactly and verify the result.
 
     Never raises for bad input: the result's `reason` says what was wrong. When
     `verified` is true, `new_data` is `data` without its comments and safe to write; when
-    false, `new_data` is `data` itself.
+    false, `new_data` is `data` itself. `scanner` forces `libyaml` or `pure`; by default
+    libyaml runs when PyYAML has it, with the pure parser deciding what libyaml cannot.
     """
     decoded = _decode(source, data)
     if isinstance(decoded, StripResult):
         return decoded
+    engine = engine_named(scanner)
     with _gc_paused():
-        return _analyze_text(source, data, decoded)
+        try:
+            return _analyze(engine, source, data, decoded)
+        except _Defer as why:
+            if scanner is not None:
+                raise RuntimeError(f"libyaml cannot decide: {why}") from None
+            result = _analyze(PURE_ENGINE, source, data, decoded)
+            return replace(result, scanner_note=str(why))
 
 
-def _analyze_text(source: str, data: bytes, text: str) -> StripResult:
+def _analyze(engine: Engine, source: str, data: bytes, text: str) -> StripResult:
+    fast = engine.name == LIBYAML
+    src = engine.source(text, data)
+    shift = engine.shift(text)
+    paths = KeyPaths(has_bom=text.startswith("\ufeff"))
+    events = Events()
     try:
-        before = scan(text)
-    except Exception as exc:  # YAMLError, RecursionError; anything else is reported too
+        with engine.parser(src) as get_event:
+            spans = Walker(text, shift, paths, careful=fast).run(get_event, events)
+    except Unsure as why:
+        raise _Defer(f"libyaml may read this differently: {why}") from None
+    except Exception as exc:  # YAMLError, TooDeep; anything else is reported too
+        if fast:
+            raise _Defer(f"libyaml rejected the text: {summary(exc)}") from None
         return _yaml_error(source, data, text, exc)
-    comments = _comments(text, before)
-    if not comments:
-        return StripResult(source=source, data=data, new_data=data, verified=True)
-    new_text = strip_text(text, before.spans)
-    problem = _verify(text, before, new_text)
-    if isinstance(problem, tuple):
-        reason, message, line = problem
-        return _refuse(source, data, reason, message, comments=comments, line=line)
+    if not spans:
+        return StripResult(
+            source=source, data=data, new_data=data, verified=True, scanner=engine.name
+        )
+    comments = _comments(text, spans, paths.paths)
+    new_text = strip_text(text, spans)
+    new_data = new_text.encode("utf-8")
+    del paths
+    events.frozen = True
+    verdict = _verify(engine, text, src, events, new_text, new_data, spans)
+    if isinstance(verdict, tuple):
+        reason, message, line = verdict
+        return _refuse(
+            source,
+            data,
+            reason,
+            message,
+            comments=comments,
+            problem_line=line,
+            scanner=engine.name,
+        )
     return StripResult(
         source=source,
         data=data,
-        new_data=new_text.encode("utf-8"),
+        new_data=new_data,
         comments=comments,
         verified=True,
-        verified_with=problem,
+        verified_with=verdict,
+        scanner=engine.name,
     )
 
 
-def _verify(text: str, before: Scanned, new_text: str) -> tuple[str, str, int | None] | str:
-    """What verified `new_text` (`model.WITH_SAFE_LOAD` or `model.WITH_NODES`), else
-    (reason, message, line).
-
-    Consumes `before`: its nodes are dropped once the data is built, so the two texts'
-    node trees are not held at the same time.
-    """
-    if new_text != expected_text(text, before.spans):
+def _verify(
+    engine: Engine,
+    text: str,
+    src: str | bytes,
+    events: Events,
+    new_text: str,
+    new_data: bytes,
+    spans: list[Span],
+) -> tuple[str, str, int | None] | str:
+    """What verified `new_text` (a `model.WITH_*`), else (reason, message, line)."""
+    fast = engine.name == LIBYAML
+    if not contract_holds(text, spans, new_text):
+        if fast:
+            raise _Defer("the cut did not match the contract")
         return model.BYTES_CHANGED, "internal check failed: a non-comment byte would change", None
-    doc_lines = [root.start_mark.line + 1 for root in before.roots]
-    data_before, _ = _load(before.roots)
-    roots_before = before.roots if data_before is None else []
-    before.roots = []
+    new_src = engine.source(new_text, new_data)
+    after = Walker(new_text, engine.shift(new_text), careful=fast)
     try:
-        after = scan(new_text)
+        with engine.parser(new_src) as get_event:
+            after.run(get_event, events)
+    except Mismatch:
+        if fast:
+            raise _Defer("the event streams differ after stripping") from None
+        return compare_data(engine, src, new_src)
+    except Unsure as why:
+        raise _Defer(f"libyaml may read this differently: {why}") from None
     except Exception as exc:
+        if fast:
+            raise _Defer(f"libyaml rejected the stripped text: {summary(exc)}") from None
         mark = getattr(exc, "problem_mark", None)
-        summary = _summary(exc)
         return (
             model.INVALID_AFTER_STRIP,
-            f"removing the comments would make the YAML invalid ({summary}); nothing was changed",
+            f"removing the comments would make the YAML invalid ({summary(exc)}); "
+            "nothing was changed",
             None if mark is None else mark.line + 1,
         )
     if after.spans:
+        if fast:
+            raise _Defer("comments remain after stripping")
         return model.COMMENTS_REMAIN, "internal check failed: comments remain after stripping", None
-    if len(after.roots) != len(doc_lines):
-        return (
-            model.DATA_CHANGED,
-            f"removing the comments would turn {len(doc_lines)} documents"
-            f" into {len(after.roots)}; nothing was changed",
-            None,
-        )
-    if data_before is not None:
-        data_after, why_after = _load(after.roots)
-        after.roots = []
-    for number, line in enumerate(doc_lines, start=1):
-        if data_before is None:
-            diff = first_node_difference(roots_before[number - 1], after.roots[number - 1])
-        elif data_after is None:
-            diff = f"it no longer loads with safe_load: {why_after}"
-        else:
-            diff = first_difference(data_before[number - 1], data_after[number - 1])
-        if diff is not None:
-            where = f"document {number}, " if len(doc_lines) > 1 else ""
-            return (
-                model.DATA_CHANGED,
-                f"removing the comments would change the data ({where}{diff}); nothing was changed",
-                line,
-            )
-    return model.WITH_SAFE_LOAD if data_before is not None else model.WITH_NODES
+    return model.WITH_EVENTS

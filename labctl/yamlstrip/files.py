@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,43 +14,11 @@ from labctl.yamlstrip import model
 from labctl.yamlstrip.core import analyze
 from labctl.yamlstrip.model import StripResult
 
-YAML_SUFFIXES = frozenset({".yaml", ".yml"})
-
 
 class ChangedOnDiskError(LabctlError):
     """The file changed between `analyze` and `apply`; nothing was written."""
 
     reason = "changed_on_disk"
-
-
-def _walk(top: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            if not name.startswith(".") and Path(name).suffix.lower() in YAML_SUFFIXES:
-                yield Path(dirpath, name)
-
-
-def iter_yaml_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
-    """The files to process, in a deterministic order, each real file once.
-
-    A named file is yielded whatever its suffix (and even when missing or unreadable: the
-    read reports it). A directory (a symlink to one included, when named) is searched
-    recursively for `*.yaml`/`*.yml`, sorted by name, skipping hidden files and
-    directories (`.git`, `.venv`) and not following symlinked directories inside it (no
-    loops); symlinked files inside it are included. A file reached twice (a symlink and
-    its target) is yielded once, under the first name seen.
-    """
-    seen: set[str] = set()
-    for given in paths:
-        path = Path(given)
-        found = _walk(path) if path.is_dir() else iter((path,))
-        for file in found:
-            real = os.path.realpath(file)
-            if real in seen:
-                continue
-            seen.add(real)
-            yield file
 
 
 def analyze_path(path: str | os.PathLike[str]) -> StripResult:
@@ -96,11 +63,14 @@ def file_record(result: StripResult, path: str | None = None, applied: bool = Fa
     `{"kind": "error", "path", "reason", "message", "line", "column"}`. Otherwise a `file`
     record: `{"kind": "file", "path", "comments": [{"line", "column", "text", "key_path",
     "inline"}], "comments_removed", "bytes_before", "bytes_after", "verified", "verified_with",
-    "applied", "changed"}` plus `reason`/`message` when not verified. `comments_removed`,
-    `bytes_after` and `changed` describe what applying does (or did): 0 removed, the
-    original size and false for a refused file. `verified_with` is "safe_load_all" (data
-    compared), "compose_all" (node trees compared: safe_load cannot build the data, e.g.
-    `!include`) or null (no comments, nothing to verify).
+    "applied", "changed", "scanner", "scanner_note"}` plus `reason`/`message` when not
+    verified. `comments_removed`, `bytes_after` and `changed` describe what applying does
+    (or did): 0 removed, the original size and false for a refused file. `verified_with`
+    is "events" (the parser's event streams before and after are identical), where they
+    differ "safe_load_all" (the data compared) or "compose_all" (node trees compared:
+    safe_load cannot build the data, e.g. `!include`), or null (nothing to verify).
+    `scanner` is whose reading counts, "libyaml" or "pure" (PyYAML's pure Python parser,
+    the reference); `scanner_note` says why the pure one decided (null when libyaml did).
     """
     shown = result.source if path is None else path
     if result.is_error:
@@ -132,6 +102,8 @@ def file_record(result: StripResult, path: str | None = None, applied: bool = Fa
         "verified_with": result.verified_with,
         "applied": applied,
         "changed": result.changed,
+        "scanner": result.scanner,
+        "scanner_note": result.scanner_note,
     }
     if not result.verified:
         rec["reason"] = result.reason

@@ -1,41 +1,47 @@
-"""Which YAML key a comment sat on, for the notes `--move-to` writes.
+"""Which YAML key a comment sat on, for the records and the notes `--move-to` writes.
 
 Key paths are jq-style strings: `.train.optimizer.lr`, `.layers[2].name`, `.["a.b"]` for
 keys that are not plain identifiers, `.` for a document root. They come from the positions
-of the composed nodes (`start_mark`) — go-yaml's head/line/foot model computed from
-positions, so nothing can be attached to the wrong node:
+of the parser's events — go-yaml's head/line/foot model computed from positions, so
+nothing can be attached to the wrong node. An *entry* is a key of a mapping, an item of a
+sequence (an alias included, at its own `*name`) or a document root; the contents of a
+complex key (`? [a, b]`) have none.
 
-- inline comment: the deepest key or item that starts on the comment's line before it
+- inline comment: the deepest entry that starts on the comment's line before it
   (`lr: 3e-4  # tuned` -> `.train.lr`, `- 5  # x` -> `.steps[0]`), ignoring the
   insides of a flow collection closed before it (`steps: [1, 2]  # x` -> `.steps`, but
   `steps: [1,  # x` -> `.steps[0]`);
-- a comment on a `---` line with no such key: `.` (the document it starts); on a `...` or
-  directive line: None;
-- otherwise a head comment: the next key or item in document order (the shallowest one
-  at that position, so a comment above `- a: 1` belongs to the item, not to `a`), unless a
-  `---`/`...`/directive lies between the comment and that node;
-- otherwise a foot comment: the last key or item of the same document whose column is
-  left of the comment's (its indentation says what it closes), else the document root;
+- a comment on a `---` line with no such entry: `.` (the document it starts); on a `...`
+  or directive line: None;
+- otherwise a head comment: the next entry in document order (the shallowest one at that
+  position, so a comment above `- a: 1` belongs to the item, not to `a`; but a key rather
+  than its document's root), unless a `---`/`...`/directive comes first;
+- otherwise a foot comment: the last entry of the same document whose column is left of
+  the comment's (its indentation says what it closes), else the document root;
 - a comment outside every document (before a `---` with no node after it, after a
   `...`): None.
+
+`KeyPaths` gets the events of one walk (`labctl.yamlstrip.scan.Walker`) as they come and
+resolves each comment as soon as what decides it has been seen, keeping only the open
+collections, the entries of the current line and one entry per indentation column: its
+memory does not grow with the file.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import Any
 
-from yaml.error import Mark
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent
 
-from labctl.yamlstrip.scan import Boundary, Span
+from labctl.yamlstrip.scan import Span, Tracker
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
 
+@functools.lru_cache(maxsize=4096)
 def key_segment(key: object) -> str:
     """One mapping key as a path segment: `.name` or `.["odd key"]`."""
     if isinstance(key, str) and _IDENT.match(key):
@@ -48,123 +54,177 @@ def index_segment(index: int) -> str:
     return f"[{index}]"
 
 
-@dataclass(slots=True)
-class Entry:
-    """A key of a mapping, an item of a sequence, or a document root (depth 0)."""
-
-    start: int
-    line: int
-    column: int
-    depth: int
-    doc: int
-    segment: str
-    parent: Entry | None
-    flow_end: int = -1  # for a key or item of a flow collection: where that collection ends
-
-    def path(self) -> str:
-        segments: list[str] = []
-        entry: Entry | None = self
-        while entry is not None:
-            segments.append(entry.segment)
-            entry = entry.parent
-        text = "".join(reversed(segments))
-        return text if text.startswith(".") else "." + text
+# An entry is a tuple (start, line, column, depth, label, parent entry, flow frame): the
+# label is a key's scalar value or an item's index (None for a root); the flow frame is
+# the flow collection the entry is in (None in block context). A frame is a list
+# [entry naming the collection (None inside a complex key), is a mapping, is flow,
+#  children read so far (mappings: even = key, odd = value), current key's entry,
+#  offset after `]`/`}` once a flow collection closed (-1 before)].
+Entry = tuple[Any, ...]
+START, LINE, COLUMN, DEPTH, LABEL, PARENT, FLOW = range(7)
+F_ENTRY, F_MAPPING, F_FLOW, F_COUNT, F_KEY, F_END = range(6)
 
 
-def _entries(roots: Sequence[Node]) -> list[Entry]:
-    """Every entry in document order (by position, shallower first at one position).
-
-    An alias has no position of its own (its node's marks point at the anchor), so an
-    aliased sequence item gets no entry and an aliased key is placed at its value.
-    """
-    out: list[Entry] = []
-    seen: set[int] = set()  # nodes entered (anchors: later uses are aliases)
-    seen_keys: set[int] = set()
-    for doc, root in enumerate(roots):
-        # (node to enter, position of its entry, segment, parent entry, flow end)
-        stack: list[tuple[Node, Mark, str, Entry | None, int]] = [
-            (root, root.start_mark, "", None, -1)
-        ]
-        while stack:
-            node, pos, segment, parent, flow_end = stack.pop()
-            depth = 0 if parent is None else parent.depth + 1
-            entry = Entry(pos.index, pos.line, pos.column, depth, doc, segment, parent, flow_end)
-            out.append(entry)
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            children: list[tuple[Node, Mark, str, Entry | None, int]] = []
-            if isinstance(node, MappingNode):
-                flow = node.end_mark.index if node.flow_style else -1
-                for key, value in node.value:
-                    label = key.value if isinstance(key, ScalarNode) else "?"
-                    mark = key.start_mark
-                    if id(key) in seen_keys:
-                        if id(value) in seen:
-                            continue
-                        mark = value.start_mark
-                    seen_keys.add(id(key))
-                    children.append((value, mark, key_segment(label), entry, flow))
-            elif isinstance(node, SequenceNode):
-                flow = node.end_mark.index if node.flow_style else -1
-                pending: set[int] = set()
-                for i, item in enumerate(node.value):
-                    if id(item) in seen or id(item) in pending:
-                        continue
-                    pending.add(id(item))
-                    children.append((item, item.start_mark, index_segment(i), entry, flow))
-            stack.extend(reversed(children))
-    out.sort(key=lambda e: (e.start, e.depth))
-    return out
+def entry_path(entry: Entry) -> str:
+    segments: list[str] = []
+    while entry[PARENT] is not None:
+        label = entry[LABEL]
+        segments.append(index_segment(label) if type(label) is int else key_segment(label))
+        entry = entry[PARENT]
+    return "." + "".join(reversed(segments)).removeprefix(".")
 
 
-class KeyIndex:
-    """Answers `path_for(span)` for the comments of one text."""
+def _open_at(entry: Entry, offset: int) -> bool:
+    """Is the entry outside every flow collection closed before `offset`?"""
+    flow = entry[FLOW]
+    return flow is None or not 0 <= flow[F_END] <= offset
 
-    def __init__(self, roots: Sequence[Node], boundaries: Sequence[Boundary]) -> None:
-        self.entries = _entries(roots)
-        self.starts = [e.start for e in self.entries]
-        self.boundaries = sorted(boundaries)
-        self.boundary_starts = [b.index for b in self.boundaries]
 
-    def _boundary_between(self, lo: int, hi: int) -> bool:
-        """Is there a boundary token at an offset in (lo, hi)?"""
-        i = bisect_right(self.boundary_starts, lo)
-        return i < len(self.boundaries) and self.boundaries[i].index < hi
+class KeyPaths(Tracker):
+    """Resolves the key path of each comment of one walk; read `paths` after it."""
 
-    def path_for(self, span: Span, column: int, inline: bool) -> str | None:
-        entries = self.entries
-        i = bisect_left(self.starts, span.start)  # entries before the comment: [0, i)
-        if inline:
-            best: Entry | None = None
-            j = i - 1
-            while j >= 0 and entries[j].line == span.line:
-                # skip keys and items of a flow collection closed before the comment
-                entry = entries[j]
-                open_here = entry.flow_end < 0 or entry.flow_end > span.start
-                if open_here and (best is None or entry.depth > best.depth):
-                    best = entry
-                j -= 1
-            if best is not None:
-                return best.path()
-            k = bisect_left(self.boundary_starts, span.start) - 1
-            if k >= 0 and self.boundaries[k].line == span.line:
-                return "." if self.boundaries[k].kind == "start" else None
-        # head: the next entry, unless a document boundary comes first
-        if i < len(entries) and not self._boundary_between(span.start, entries[i].start):
-            head = entries[i]
-            if head.depth == 0 and i + 1 < len(entries) and entries[i + 1].start == head.start:
-                head = entries[i + 1]
-            return head.path()
-        # foot: something before it in the same document, by indentation
-        if i == 0 or self._boundary_between(entries[i - 1].start, span.start):
+    def __init__(self, has_bom: bool = False) -> None:
+        self.has_bom = has_bom
+        self.paths: dict[int, str | None] = {}
+        self._frames: list[list[Any]] = []
+        self._anchors: dict[str, Any] = {}  # scalar anchors -> their value (alias keys)
+        self._steps: list[Entry] = []  # one per indentation column: foot candidates
+        self._last: Entry | None = None
+        self._held_root: Entry | None = None  # a root that may yield its head to a key
+        self._boundary: tuple[int, int, str] | None = None  # the latest (index, line, kind)
+        self._pending: list[tuple[int, Span, int]] = []  # (number, span, column)
+
+    # -- the walk's callbacks -------------------------------------------------------------
+    def comment(self, number: int, span: Span) -> None:
+        held = self._held_root
+        if held is not None:  # nothing can start at the held root's offset any more
+            self._held_root = None
+            self._resolve_heads(held)
+        if span.inline:
+            answered, path = self._inline(span)
+            if answered:
+                self.paths[number] = path
+                return
+        self._pending.append((number, span, span.column(self.has_bom)))
+
+    def boundary(self, index: int, line: int, kind: str) -> None:
+        self._settle()
+        self._boundary = (index, line, kind)
+
+    def node(self, event: Any, start: int) -> None:
+        frames = self._frames
+        cls = type(event)
+        if frames:
+            top = frames[-1]
+            count = top[F_COUNT]
+            top[F_COUNT] = count + 1
+            parent = top[F_ENTRY]
+            if parent is None:  # inside a complex key: no entries
+                owner = None
+            elif top[F_MAPPING]:
+                if count & 1:  # a value: its key's entry names it
+                    owner = top[F_KEY]
+                else:
+                    if cls is ScalarEvent:
+                        label = event.value
+                    elif cls is AliasEvent:
+                        label = self._anchors.get(event.anchor, "?")
+                    else:
+                        label = "?"
+                    top[F_KEY] = self._entry(event, start, label, parent, top)
+                    owner = None  # a complex key: nothing inside it gets an entry
+            else:
+                owner = self._entry(event, start, count, parent, top)
+        else:
+            owner = self._entry(event, start, None, None, None)
+        if cls is ScalarEvent:
+            if event.anchor is not None:
+                self._anchors[event.anchor] = event.value
+        elif cls is not AliasEvent:
+            frames.append([owner, cls is MappingStartEvent, bool(event.flow_style), 0, None, -1])
+
+    def end(self, event: Any, end: int) -> None:
+        frame = self._frames.pop()
+        if frame[F_FLOW]:
+            frame[F_END] = end
+
+    def finish(self) -> None:
+        self._settle()
+
+    # -- entries --------------------------------------------------------------------------
+    def _entry(self, event: Any, start: int, label: Any, parent: Entry | None, top: Any) -> Entry:
+        mark = event.start_mark
+        column = mark.column
+        entry = (
+            start,
+            mark.line,
+            column,
+            0 if parent is None else parent[DEPTH] + 1,
+            label,
+            parent,
+            top if top is not None and top[F_FLOW] else None,
+        )
+        if self._pending:
+            self._heads(entry)
+        steps = self._steps
+        if parent is None:
+            steps.clear()
+        else:
+            while steps and steps[-1][COLUMN] >= column:
+                steps.pop()
+            steps.append(entry)
+        self._last = entry
+        return entry
+
+    def _heads(self, entry: Entry) -> None:
+        held = self._held_root
+        if held is not None:
+            self._held_root = None
+            self._resolve_heads(entry if entry[START] == held[START] else held)
+        if entry[PARENT] is None:
+            self._held_root = entry
+        elif self._pending:
+            self._resolve_heads(entry)
+
+    # -- the rules ------------------------------------------------------------------------
+    def _inline(self, span: Span) -> tuple[bool, str | None]:
+        """(True, the inline rule's answer), or (False, None) when it has none.
+
+        The deepest open entry on the comment's line is the latest entry or one of its
+        ancestors: any other entry on that line sits in a flow collection closed before
+        the latest one started, or is shallower than one of them.
+        """
+        entry = self._last
+        while entry is not None and entry[LINE] == span.line:
+            if _open_at(entry, span.start):
+                return True, entry_path(entry)
+            entry = entry[PARENT]
+        boundary = self._boundary
+        if boundary is not None and boundary[1] == span.line:
+            return True, "." if boundary[2] == "start" else None
+        return False, None
+
+    def _resolve_heads(self, head: Entry) -> None:
+        path = entry_path(head)
+        for number, _, _ in self._pending:
+            self.paths[number] = path
+        self._pending.clear()
+
+    def _settle(self) -> None:
+        """No entry follows the pending comments before a boundary: foot comments."""
+        held = self._held_root
+        if held is not None:
+            self._held_root = None
+            self._resolve_heads(held)
+        for number, _, column in self._pending:
+            self.paths[number] = self._foot(column)
+        self._pending.clear()
+
+    def _foot(self, column: int) -> str | None:
+        last, boundary = self._last, self._boundary
+        if last is None or (boundary is not None and boundary[0] > last[START]):
             return None
-        doc = entries[i - 1].doc
-        j = i - 1
-        while j >= 0 and entries[j].doc == doc:
-            if entries[j].column < column and entries[j].depth > 0:
-                return entries[j].path()
-            if entries[j].depth == 0:
-                return "."
-            j -= 1
+        for entry in reversed(self._steps):
+            if entry[COLUMN] < column:
+                return entry_path(entry)
         return "."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # Reasons for inputs that could not be analysed at all: the CLI emits an `error` record.
 NOT_UTF8 = "not_utf8"
@@ -18,16 +19,18 @@ INVALID_AFTER_STRIP = "invalid_after_strip"
 COMMENTS_REMAIN = "comments_remain"
 BYTES_CHANGED = "bytes_changed"
 
-# How a stripped text was verified: the data `yaml.safe_load_all` builds, or (when safe_load
-# cannot build it, e.g. an application tag like `!include`) the composed node trees.
+# How a stripped text was verified: the parser's event streams are identical (so is the
+# data, for any loader); or, where the events differ, the data `yaml.safe_load_all` builds,
+# or (when safe_load cannot build it, e.g. an application tag like `!include`) the composed
+# node trees are strictly equal.
+WITH_EVENTS = "events"
 WITH_SAFE_LOAD = "safe_load_all"
 WITH_NODES = "compose_all"
 
 INPUT_ERRORS = frozenset({NOT_UTF8, BINARY, INVALID_YAML, TAB_BEFORE_COMMENT, UNREADABLE})
 
 
-@dataclass(frozen=True, slots=True)
-class Comment:
+class Comment(NamedTuple):
     """One comment: where it is, what it says, and which YAML key it sat on.
 
     `start`/`end` are character offsets into the decoded text (`end` is the line break or
@@ -66,7 +69,9 @@ class StripResult:
     message: str | None = None
     problem_line: int | None = None
     problem_column: int | None = None
-    verified_with: str | None = None  # WITH_SAFE_LOAD / WITH_NODES; None: nothing to strip
+    verified_with: str | None = None  # WITH_EVENTS / _SAFE_LOAD / _NODES; None: nothing to strip
+    scanner: str | None = None  # "libyaml" or "pure": whose reading of the text this is
+    scanner_note: str | None = None  # why the pure parser decided instead of libyaml
 
     @property
     def changed(self) -> bool:

@@ -1,53 +1,60 @@
-"""Find comments with PyYAML's pure-Python scanner while loading the same text.
+"""Find comments in one pass over a parser's event stream.
 
-PyYAML drops comments, but every token carries `start_mark`/`end_mark` (character offsets
-into the decoded text), so a comment is exactly a `#` in a gap no token covers: the scanner
-only skips blanks, line breaks, a leading BOM and comments there. The one comment inside a
-token is a block-scalar header comment (`key: | # c`), found after the `|`/`>` indicators.
+PyYAML and libyaml drop comments, but every event carries `start_mark`/`end_mark`
+(offsets into the decoded text). Between two events the text holds only blanks, line
+breaks, comments and the one-character indicators `-`, `?`, `:` and `,`, so a `#` in a
+gap between events starts a comment that runs to the end of its line. Three kinds of
+event span a stretch that can hold a comment too; they are read here by hand:
 
-One pass does everything: `_RecordingLoader` is a `SafeLoader` that watches the tokens its
-parser consumes, so the text is scanned once to get the comment spans, the document nodes
-(for key paths and the data) and the document boundaries (`---`, `...`, directives).
-We use the pure-Python scanner on purpose: libyaml rejects some files `safe_load` accepts,
-and the verifier is `safe_load_all`.
+- a node with properties (`&anchor`, `!tag`) starts at its first property, and a comment
+  may follow the properties (`key: &a  # c` before a nested mapping);
+- an explicit document start spans its directive lines, which may hold comments after
+  their parameters; a reserved directive's parameter may itself hold `#` (`%FOO a#b`),
+  and only a `#` after a blank starts a comment;
+- a block scalar's header comment (`key: | # c`) is inside the scalar.
+
+While walking, the composer's checks are made (an alias must name an anchor of its
+document, an anchor is defined once per document) so that invalid files are refused as
+`safe_load` refuses them, without building any node.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
-import yaml
-from yaml.nodes import Node
-from yaml.tokens import (
-    DirectiveToken,
-    DocumentEndToken,
-    DocumentStartToken,
-    ScalarToken,
-    Token,
+from yaml.composer import ComposerError
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
 )
 
 # PyYAML (YAML 1.1) breaks lines at these; a comment runs up to the first of them.
 LINE_BREAK_CHARS = "\r\n\x85\u2028\u2029"
 _BREAK = re.compile("[\r\n\x85\u2028\u2029]")
 _BREAK_UNIT = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
-_BLOCK_STYLES = frozenset("|>")
-_BOUNDARY_KINDS = {
-    DirectiveToken: "directive",
-    DocumentStartToken: "start",
-    DocumentEndToken: "end",
-}
+_BLANKS = " \t"
+_SPACE = " \t\r\n\x85\u2028\u2029"
+_PROPERTY_END = _SPACE + ",[]{}"
+_BLOCK = frozenset("|>")
+MAX_DEPTH = 1000  # deeper nesting is refused: PyYAML's composer would overflow its stack
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A comment found by the scanner (0-based line, character offsets)."""
+class Span(NamedTuple):
+    """A comment (0-based line, character offsets into the text)."""
 
     start: int
     end: int
     line: int
     line_start: int  # offset of the first character of the line (0 on line 1, even with a BOM)
+    inline: bool = False  # something other than blanks (and a BOM) precedes it on its line
 
     def column(self, has_bom: bool) -> int:
         """0-based column in characters, not counting a BOM (as PyYAML counts)."""
@@ -55,115 +62,319 @@ class Span:
         return self.start - self.line_start - bom
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Boundary:
-    """A `%` directive (`kind` "directive"), `---` ("start") or `...` ("end") token."""
-
-    index: int
-    line: int
-    kind: str
+class Mismatch(Exception):
+    """Two event streams differ."""
 
 
-@dataclass(slots=True)
-class Scanned:
-    """Everything one pass over a text yields."""
+def event_shape(event: Any) -> tuple[Any, ...]:
+    """Everything about a non-scalar event but its marks, as a hashable tuple."""
+    cls = type(event)
+    if cls is MappingStartEvent or cls is SequenceStartEvent:
+        return (cls, event.flow_style, event.tag, event.anchor, event.implicit)
+    if cls is AliasEvent:
+        return (cls, event.anchor)
+    if cls is DocumentStartEvent:
+        tags = None if event.tags is None else tuple(sorted(event.tags.items()))
+        return (cls, event.explicit, event.version, tags)
+    if cls is DocumentEndEvent:
+        return (cls, event.explicit)
+    return (cls,)
 
-    spans: list[Span] = field(default_factory=list)
-    roots: list[Node] = field(default_factory=list)
-    boundaries: list[Boundary] = field(default_factory=list)
+
+class Events:
+    """The events of one walk, kept compactly (marks aside) to check another walk against:
+    one shared tuple per distinct event shape, and each scalar's value. Scalars are
+    `(ScalarEvent, style, tag, anchor, implicit)` + value; see `event_shape` for the rest."""
+
+    def __init__(self) -> None:
+        self.shapes: list[tuple[Any, ...]] = []
+        self.values: list[str] = []
+        self.intern: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self.frozen = False
+        self._at = 0  # checking: the next shape and value to compare with
+        self._value_at = 0
+
+    def keep(self, event: Any) -> None:
+        if type(event) is ScalarEvent:
+            shape = (ScalarEvent, event.style, event.tag, event.anchor, event.implicit)
+            self.values.append(event.value)
+        else:
+            shape = event_shape(event)
+        self.shapes.append(self.intern.setdefault(shape, shape))
+
+    def check(self, event: Any) -> None:
+        at = self._at
+        if at >= len(self.shapes):
+            raise Mismatch()
+        if type(event) is ScalarEvent:
+            shape = (ScalarEvent, event.style, event.tag, event.anchor, event.implicit)
+            if shape != self.shapes[at] or event.value != self.values[self._value_at]:
+                raise Mismatch()
+            self._value_at += 1
+        elif event_shape(event) != self.shapes[at]:
+            raise Mismatch()
+        self._at = at + 1
+
+    def check_done(self) -> None:
+        if self._at != len(self.shapes):
+            raise Mismatch()
 
 
-class _RecordingLoader(yaml.SafeLoader):
-    """A SafeLoader that records comment spans from the gaps between the tokens it reads."""
+class TooDeep(Exception):
+    """Nesting deeper than MAX_DEPTH."""
 
-    def __init__(self, text: str, out: Scanned) -> None:
-        super().__init__(text)
-        self._text = text
-        self._has_bom = text.startswith("\ufeff")
-        self._out = out
-        self._cov = 0  # everything before this offset is covered or already searched
-        self._cov_line = 0
-        self._cov_line_start = 0
 
-    def get_token(self) -> Any:
-        token: Token = super().get_token()
-        start = token.start_mark.index
-        if start > self._cov and self._text.find("#", self._cov, start) >= 0:
-            self._gap(start)
-        end_mark = token.end_mark
-        if end_mark.index > self._cov:
-            self._cov = end_mark.index
-            self._cov_line = end_mark.line
-            bom = 1 if self._has_bom and end_mark.line == 0 else 0
-            self._cov_line_start = end_mark.index - end_mark.column - bom
-        cls = type(token)
-        if cls is ScalarToken:
-            if token.style in _BLOCK_STYLES:  # type: ignore[attr-defined]
-                self._block_header(token)
-        elif cls in _BOUNDARY_KINDS:
-            kind = _BOUNDARY_KINDS[cls]
-            self._out.boundaries.append(Boundary(start, token.start_mark.line, kind))
-        return token
+class Unsure(Exception):
+    """Where libyaml is more lenient than PyYAML's pure scanner: a tab read as a blank
+    outside scalars, or a `#` glued to the token before it (`key: |#c`)."""
 
-    def _gap(self, stop: int) -> None:
-        """Record the comments in text[cov:stop], which holds only blanks, breaks, comments."""
-        text = self._text
-        pos, line, line_start = self._cov, self._cov_line, self._cov_line_start
+
+class Tracker:
+    """What a walk tells about the structure (key paths); the default ignores it all."""
+
+    def comment(self, number: int, span: Span) -> None:
+        pass
+
+    def boundary(self, index: int, line: int, kind: str) -> None:
+        pass
+
+    def node(self, event: Any, start: int) -> None:
+        pass
+
+    def end(self, event: Any, end: int) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+class Walker:
+    """Walks one event stream over `text`, collecting comment spans into `spans`."""
+
+    def __init__(
+        self, text: str, shift: int, tracker: Tracker | None = None, *, careful: bool = False
+    ) -> None:
+        self.text = text
+        self.shift = shift
+        self.has_bom = text.startswith("\ufeff")
+        self.tracker = tracker
+        self.careful = careful  # libyaml: raise Unsure where the pure scanner must decide
+        self.spans: list[Span] = []
+        self.anchors: set[str] = set()  # of the current document
+        self.depth = 0
+
+    def run(self, get_event: Callable[[], Any], events: Events | None = None) -> list[Span]:
+        """Walk the events `get_event()` returns until None, keeping them in `events`;
+        once `events.frozen`, check each against the kept ones instead (`Mismatch`)."""
+        text, shift, careful = self.text, self.shift, self.careful
+        node = self.tracker.node if self.tracker is not None else None
+        note = None if events is None else events.check if events.frozen else events.keep
+        find = text.find
+        cov = 0
+        cov_mark = None
+        # the next `#` (and, for libyaml, tab) at or after `cov`: only a gap holding one
+        # needs a closer look
+        hash_at = find("#")
+        tab_at = find("\t") if careful else -1
+        for event in iter(get_event, None):
+            start = event.start_mark.index + shift
+            if 0 <= hash_at < start:
+                self._gap(cov, cov_mark, start)
+            if 0 <= tab_at < start:
+                self._blank(tab_at)  # raises Unsure
+            if note is not None:
+                note(event)
+            if type(event) is ScalarEvent:
+                if node is not None:
+                    node(event, start)
+                if event.anchor is not None or event.tag is not None or event.style in _BLOCK:
+                    self._inside_node(event, start)
+            else:
+                self._structure(event, start)
+            end_mark = event.end_mark
+            end = end_mark.index + shift
+            if end > cov:
+                cov = end
+                cov_mark = end_mark
+                if 0 <= hash_at < end:
+                    hash_at = find("#", end)
+                if 0 <= tab_at < end:
+                    tab_at = find("\t", end)
+        if events is not None and events.frozen:
+            events.check_done()
+        if self.tracker is not None:
+            self.tracker.finish()
+        return self.spans
+
+    def _structure(self, event: Any, start: int) -> None:
+        """Collections, aliases and document markers."""
+        cls, tracker = type(event), self.tracker
+        if cls is MappingStartEvent or cls is SequenceStartEvent:
+            if tracker is not None:
+                tracker.node(event, start)
+            if event.anchor is not None or event.tag is not None:
+                self._inside_node(event, start)
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise TooDeep()
+        elif cls is MappingEndEvent or cls is SequenceEndEvent:
+            self.depth -= 1
+            if tracker is not None:
+                tracker.end(event, event.end_mark.index + self.shift)
+        elif cls is AliasEvent:
+            if event.anchor not in self.anchors:
+                raise ComposerError(
+                    None, None, f"found undefined alias {event.anchor!r}", event.start_mark
+                )
+            if tracker is not None:
+                tracker.node(event, start)
+        elif cls is DocumentStartEvent:
+            self.anchors = set()
+            if event.explicit:
+                self._directives(event, start)
+        elif cls is DocumentEndEvent and event.explicit and tracker is not None:
+            tracker.boundary(start, event.start_mark.line, "end")
+
+    def _add(self, hash_at: int, line: int, line_start: int) -> int:
+        """Record the comment starting at `hash_at`; returns where it ends."""
+        if self.careful and hash_at > line_start and self.text[hash_at - 1] not in " \ufeff":
+            raise Unsure(f"a '#' right after a token (line {line + 1})")
+        brk = _BREAK.search(self.text, hash_at)
+        end = brk.start() if brk is not None else len(self.text)
+        prefix = self.text[line_start:hash_at]
+        if line_start == 0 and prefix.startswith("\ufeff"):
+            prefix = prefix[1:]
+        span = Span(hash_at, end, line, line_start, bool(prefix.strip(_BLANKS)))
+        if self.tracker is not None:
+            self.tracker.comment(len(self.spans), span)
+        self.spans.append(span)
+        return end
+
+    def _gap(self, cov: int, cov_mark: Any, stop: int) -> None:
+        """Record the comments in text[cov:stop], which holds only blanks, breaks, comments;
+        `cov_mark` is the end mark of the event that ends at `cov` (None at the start)."""
+        text = self.text
+        if cov_mark is None:
+            line = line_start = 0
+        else:
+            line = cov_mark.line
+            bom = 1 if self.has_bom and line == 0 else 0
+            line_start = cov - cov_mark.column - bom
+        pos = cov
         hash_at = text.find("#", pos, stop)
         while hash_at >= 0:
             for m in _BREAK_UNIT.finditer(text, pos, hash_at):
                 line += 1
                 line_start = m.end()
-            brk = _BREAK.search(text, hash_at)
-            end = brk.start() if brk is not None else len(text)
-            self._out.spans.append(Span(hash_at, end, line, line_start))
-            pos = end
-            hash_at = text.find("#", end, stop)
+            pos = self._add(hash_at, line, line_start)
+            hash_at = text.find("#", pos, stop)
 
-    def _block_header(self, token: Token) -> None:
-        """A comment after `|`/`>` and its indicators lives inside the scalar token."""
-        text = self._text
-        mark = token.start_mark
-        i = mark.index + 1
-        n = len(text)
+    def _position(self, mark: Any, index: int, pos: int) -> tuple[int, int]:
+        """(line, line start) of offset `pos`, counting from an event's start mark."""
+        bom = 1 if self.has_bom and mark.line == 0 else 0
+        line, line_start = mark.line, index - mark.column - bom
+        for m in _BREAK_UNIT.finditer(self.text, index, pos):
+            line += 1
+            line_start = m.end()
+        return line, line_start
+
+    def _comment_at(self, mark: Any, index: int, pos: int) -> int:
+        line, line_start = self._position(mark, index, pos)
+        return self._add(pos, line, line_start)
+
+    def _blank(self, pos: int) -> None:
+        if self.careful and self.text[pos] == "\t":
+            raise Unsure(f"a tab outside scalars (offset {pos})")
+
+    def _inside_node(self, event: Any, start: int) -> None:
+        """Comments after a node's properties, and a block scalar's header comment."""
+        anchor = event.anchor
+        if anchor is not None:
+            if anchor in self.anchors:
+                raise ComposerError(
+                    None, None, f"found duplicate anchor {anchor!r}", event.start_mark
+                )
+            self.anchors.add(anchor)
+        content = start
+        if anchor is not None or event.tag is not None:
+            content = self._properties(event, start)
+        if type(event) is ScalarEvent and event.style in _BLOCK:
+            self._block_header(event, start, content)
+
+    def _properties(self, event: Any, start: int) -> int:
+        """Skip `&anchor`/`!tag` and the blanks, breaks and comments after them; returns
+        where the content starts (at most the event's end)."""
+        text, n = self.text, len(self.text)
+        stop = min(event.end_mark.index + self.shift, n)
+        i = start
+        while i < stop:
+            ch = text[i]
+            if ch in "&!":
+                if text.startswith("!<", i):
+                    close = text.find(">", i)
+                    i = close + 1 if close >= 0 else stop
+                else:
+                    while i < n and text[i] not in _PROPERTY_END:
+                        i += 1
+            elif ch in _SPACE:
+                self._blank(i)
+                i += 1
+            elif ch == "#":
+                i = self._comment_at(event.start_mark, start, i)
+            else:
+                break
+        return i
+
+    def _block_header(self, event: Any, start: int, content: int) -> None:
+        """A comment after `|`/`>` and its indicators lives inside the scalar's span."""
+        text, n = self.text, len(self.text)
+        i = content + 1
         while i < n and text[i] in "+-0123456789":
             i += 1
-        while i < n and text[i] == " ":
+        while i < n and text[i] in _BLANKS:
+            self._blank(i)
             i += 1
         if i < n and text[i] == "#":
-            brk = _BREAK.search(text, i)
-            end = brk.start() if brk is not None else n
-            bom = 1 if self._has_bom and mark.line == 0 else 0
-            self._out.spans.append(Span(i, end, mark.line, mark.index - mark.column - bom))
+            self._comment_at(event.start_mark, start, i)
+
+    def _directives(self, event: Any, start: int) -> None:
+        """The directive lines of an explicit document start, then its `---`."""
+        text = self.text
+        dashes = event.end_mark.index + self.shift - 3
+        mark = event.start_mark
+        pos = start
+        while pos < dashes:
+            brk = _BREAK.search(text, pos, dashes)
+            eol = brk.start() if brk is not None else dashes
+            i = pos
+            while i < eol and text[i] in _BLANKS:
+                self._blank(i)
+                i += 1
+            if i < eol and text[i] == "%":
+                line, _ = self._position(mark, start, i)
+                if self.tracker is not None:
+                    self.tracker.boundary(i, line, "directive")
+                self._directive_line(mark, start, i, eol)
+            elif i < eol and text[i] == "#":
+                self._comment_at(mark, start, i)
+            pos = brk.end() if brk is not None else dashes
+        if self.tracker is not None:
+            self.tracker.boundary(dashes, event.end_mark.line, "start")
+
+    def _directive_line(self, mark: Any, start: int, i: int, eol: int) -> None:
+        """`%NAME param param # comment`: a `#` starts a comment only after a blank."""
+        text = self.text
+        while i < eol:
+            while i < eol and text[i] not in _BLANKS:
+                i += 1
+            while i < eol and text[i] in _BLANKS:
+                self._blank(i)
+                i += 1
+            if i < eol and text[i] == "#":
+                self._comment_at(mark, start, i)
+                return
 
 
-def scan(text: str) -> Scanned:
-    """Scan and compose `text` (all documents). Raises yaml.YAMLError or RecursionError.
-
-    The nodes are composed, not constructed; `construct(roots)` builds the data.
-    """
-    out = Scanned()
-    loader = _RecordingLoader(text, out)
-    try:
-        while loader.check_node():
-            node = loader.get_node()
-            if node is not None:
-                out.roots.append(node)
-    finally:
-        loader.dispose()
-    out.spans.sort(key=lambda s: s.start)  # header comments are found after later gaps
-    return out
-
-
-def construct(roots: list[Node]) -> list[Any]:
-    """The data `yaml.safe_load_all` returns for these document nodes."""
-    loader = yaml.SafeLoader("")
-    try:
-        return [loader.construct_document(root) for root in roots]
-    finally:
-        loader.dispose()
-
-
-def comment_spans(text: str) -> list[Span]:
-    """Just the comment spans of `text` (raises like `scan`)."""
-    return scan(text).spans
+def comment_spans(text: str, get_event: Callable[[], Any], shift: int = 0) -> list[Span]:
+    """Just the comment spans of `text`, read from its events (raises like the parser)."""
+    return Walker(text, shift).run(get_event)

@@ -19,14 +19,6 @@ from labctl.yamlstrip.scan import Span
 _BLANKS = " \t"
 
 
-def is_whole_line(text: str, span: Span) -> bool:
-    """True when only blanks (and a BOM on line 1) precede the comment on its line."""
-    prefix = text[span.line_start : span.start]
-    if span.line_start == 0 and prefix.startswith("\ufeff"):
-        prefix = prefix[1:]
-    return not prefix.strip(_BLANKS)
-
-
 def _break_length(text: str, at: int) -> int:
     if at >= len(text):
         return 0
@@ -37,7 +29,7 @@ def _break_length(text: str, at: int) -> int:
 
 def cut_range(text: str, span: Span) -> tuple[int, int]:
     """The [start, end) character range removing `span` deletes."""
-    if is_whole_line(text, span):
+    if not span.inline:
         start = span.line_start
         if start == 0 and text.startswith("\ufeff"):
             start = 1

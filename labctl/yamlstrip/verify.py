@@ -5,26 +5,24 @@
   but key and value types do. Returns where the first difference is, or None.
 - `first_node_difference`: the same for composed nodes (tag, scalar value, structure); used
   when `safe_load` cannot construct the data (an application tag such as `!include`).
-- `expected_text`: an independent, line-based statement of the byte contract (a
+- `contract_holds`: an independent, line-based statement of the byte contract (a
   whole-line comment loses its line, an inline comment loses itself and the blanks before
-  it, every other line is identical) to compare the spliced text against.
+  it, every other line is identical) checked against the spliced text.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from labctl.yamlstrip.keypath import index_segment, key_segment
-from labctl.yamlstrip.scan import Span
+from labctl.yamlstrip.scan import LINE_BREAK_CHARS, Span
 
 _MISSING = object()
-_SPLIT = re.compile("(\r\n|[\r\n\x85\u2028\u2029])")
 
 
 def _short(value: Any) -> str:
@@ -127,26 +125,45 @@ def _node_diff(a: Node, b: Node, path: str, seen: set[tuple[int, int]]) -> str |
     return None
 
 
-def expected_text(before: str, spans: Iterable[Span]) -> str:
-    """`before` rewritten line by line: what stripping `spans` must produce."""
-    pieces = _SPLIT.split(before)  # [line, break, line, break, ..., last line]
-    by_line = {span.line: span for span in spans}
-    out: list[str] = []
-    offset = 0
-    for index in range(0, len(pieces), 2):
-        content = pieces[index]
-        brk = pieces[index + 1] if index + 1 < len(pieces) else ""
-        span = by_line.get(index // 2)
-        if span is None:
-            out.append(content)
-            out.append(brk)
+def _line_start(text: str, lo: int, pos: int) -> int:
+    """The offset after the last line break in text[lo:pos], else `lo`."""
+    found = lo
+    for ch in LINE_BREAK_CHARS:
+        at = text.rfind(ch, lo, pos)
+        if at >= found:
+            found = at + 1
+    return found
+
+
+def contract_holds(before: str, spans: Sequence[Span], after: str) -> bool:
+    """Is `after` exactly `before` with each comment cut as the contract says?
+
+    Restated line by line, independently of how the cut was made: a line whose comment
+    has only blanks (and, on line 1, a BOM) before it is removed with its line break (the
+    BOM stays); otherwise the comment and the blanks before it go and the break stays;
+    every other character is unchanged. Compares piece by piece, without building the
+    expected text.
+    """
+    pos = apos = 0  # next unchecked offset in before / after
+    for span in spans:
+        end = span.end
+        if end < len(before) and before[end] not in LINE_BREAK_CHARS:
+            return False  # a comment runs to the end of its line
+        start = _line_start(before, pos, span.start)
+        kept = before[start : span.start]
+        bom = "\ufeff" if start == 0 and kept.startswith("\ufeff") else ""
+        kept = kept[len(bom) :].rstrip(" \t")
+        if kept:
+            piece, pos_next = bom + kept, end  # the break after it is checked next
         else:
-            column = span.start - offset
-            prefix = content[:column]
-            bom = "\ufeff" if offset == 0 and prefix.startswith("\ufeff") else ""
-            kept = prefix[len(bom) :].rstrip(" \t")
-            out.append(bom + kept)
-            if kept:
-                out.append(brk)
-        offset += len(content) + len(brk)
-    return "".join(out)
+            brk = 2 if before.startswith("\r\n", end) else (1 if end < len(before) else 0)
+            piece, pos_next = bom, end + brk
+        unchanged = before[pos:start]
+        if not after.startswith(unchanged, apos) or not after.startswith(
+            piece, apos + len(unchanged)
+        ):
+            return False
+        apos += len(unchanged) + len(piece)
+        pos = pos_next
+    rest = before[pos:]
+    return len(after) - apos == len(rest) and after.endswith(rest)

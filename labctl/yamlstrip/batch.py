@@ -1,0 +1,173 @@
+"""Many files: read, analyze and (with `apply`) rewrite each, across cores when there are
+many, yielding one record per file in a deterministic order (the order of the walk).
+
+The workers of the process pool only read and write the YAML files and return records;
+the caller's emitter stays the only writer of output. With `move_to`, every file is
+analyzed first, the notes are appended, and only then are the files rewritten (each is
+read again and must hold the bytes the notes were taken from).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from labctl.redact import Redactor, set_default_redactor
+from labctl.yamlstrip.files import ChangedOnDiskError, analyze_path, apply, file_record
+from labctl.yamlstrip.notes import append_notes, notes_block
+from labctl.yamlstrip.walk import Skipped, iter_yaml_files
+
+PARALLEL_MIN_FILES = 8  # fewer files than this are not worth starting workers for
+
+
+@dataclass(frozen=True)
+class Job:
+    """One file's work: analyze it; with `apply`, rewrite it (if it still holds `digest`)."""
+
+    path: str
+    apply: bool = False
+    digest: str | None = None  # --move-to: the bytes the notes were taken from
+    when: str | None = None  # --move-to: the notes' timestamp (phase 1)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def run_job(job: Job) -> tuple[dict[str, Any], str, str]:
+    """(record, notes block or "", digest of the bytes read); never raises for I/O."""
+    result = analyze_path(job.path)
+    digest = _digest(result.data)
+    applied = False
+    try:
+        if job.digest is not None and digest != job.digest:
+            raise ChangedOnDiskError(
+                f"{job.path} changed since its comments were moved to the notes; "
+                "nothing was written",
+                path=job.path,
+            )
+        if job.apply:
+            applied = apply(job.path, result)
+    except ChangedOnDiskError as exc:
+        return exc.record(), "", digest
+    except OSError as exc:
+        message = f"cannot write {job.path}: {exc.strerror or exc}"
+        return (
+            {"kind": "error", "reason": "io_error", "path": job.path, "message": message},
+            "",
+            digest,
+        )
+    rec = file_record(result, job.path, applied=applied)
+    block = notes_block(result, job.path, when=job.when) if job.when is not None else ""
+    return rec, block, digest
+
+
+def _init_worker(redactor: Redactor) -> None:
+    set_default_redactor(redactor)
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _mapper(
+    count: int, jobs: int, redactor: Redactor
+) -> tuple[
+    Callable[[Sequence[Job]], Iterator[tuple[dict[str, Any], str, str]]], Callable[[], None]
+]:
+    """A function running jobs in order (in a pool when worth it), and one to stop it."""
+    workers = min(jobs, count)
+    if workers < 2 or count < PARALLEL_MIN_FILES:
+        return (lambda batch: map(run_job, batch)), (lambda: None)
+    # fork is cheap and safe while this process has no other thread
+    method = "fork" if threading.active_count() == 1 else "spawn"
+    pool = multiprocessing.get_context(method).Pool(
+        workers, initializer=_init_worker, initargs=(redactor,)
+    )
+    chunk = max(1, min(32, count // (workers * 4)))
+
+    def run(batch: Sequence[Job]) -> Iterator[tuple[dict[str, Any], str, str]]:
+        return pool.imap(run_job, batch, chunksize=chunk)
+
+    def stop() -> None:
+        pool.terminate()
+        pool.join()
+
+    return run, stop
+
+
+def strip_files(
+    paths: Sequence[str],
+    *,
+    apply: bool,
+    move_to: Path | None,
+    hidden: bool,
+    ignore: bool,
+    jobs: int,
+    redactor: Redactor,
+    when: str | None = None,
+) -> Iterator[dict[str, Any]]:
+    """One record per file (`file`, or `error`), then one `skipped` record if directories
+    held hidden or ignored entries. `jobs` <= 0 means one per usable CPU."""
+    skipped = Skipped()
+    files = [str(p) for p in iter_yaml_files(paths, hidden=hidden, ignore=ignore, skipped=skipped)]
+    run, stop = _mapper(len(files), jobs if jobs > 0 else usable_cpus(), redactor)
+    try:
+        if move_to is None or not apply:
+            for rec, _, _ in run([Job(path, apply=apply) for path in files]):
+                yield rec
+        else:
+            yield from _move_then_apply(files, run, move_to, when or "")
+    finally:
+        stop()
+    if skipped.counts:
+        yield skipped_record(skipped)
+
+
+def _move_then_apply(
+    files: list[str],
+    run: Callable[[Sequence[Job]], Iterator[tuple[dict[str, Any], str, str]]],
+    move_to: Path,
+    when: str,
+) -> Iterator[dict[str, Any]]:
+    """Notes first (one append for all files), then the rewrites."""
+    first = list(run([Job(path, when=when) for path in files]))
+    notes_path = append_notes(move_to, [block for _, block, _ in first])
+    jobs = [
+        Job(path, apply=True, digest=digest)
+        for path, (_, _, digest) in zip(files, first, strict=True)
+    ]
+    for rec, _, _ in run(jobs):
+        if notes_path is not None and rec.get("kind") == "file" and rec.get("verified"):
+            rec["notes"] = str(notes_path)
+        yield rec
+
+
+def skipped_record(skipped: Skipped) -> dict[str, Any]:
+    counts = dict(sorted(skipped.counts.items()))
+    total = sum(counts.values())
+    parts = ", ".join(f"{n} {reason}" for reason, n in counts.items())
+    hints = []
+    if "hidden" in counts:
+        hints.append("--hidden includes hidden ones")
+    if "ignored" in counts:
+        hints.append("--no-ignore ignored ones")
+    return {
+        "kind": "skipped",
+        "entries": total,
+        "counts": counts,
+        "examples": {reason: skipped.examples[reason] for reason in counts},
+        "message": (
+            f"{total} entries in the searched directories were not read ({parts}): "
+            + "; ".join(hints)
+        ),
+    }
