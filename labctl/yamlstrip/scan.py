@@ -21,6 +21,7 @@ document, an anchor is defined once per document) so that invalid files are refu
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -42,8 +43,13 @@ _BREAK = re.compile("[\r\n\x85\u2028\u2029]")
 _BREAK_UNIT = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 _BLANKS = " \t"
 _SPACE = " \t\r\n\x85\u2028\u2029"
-_PROPERTY_END = _SPACE + ",[]{}"
+_PROPERTY_END = _SPACE  # as far as PyYAML's pure scanner reads a tag (`,` included)
 _BLOCK = frozenset("|>")
+_QUOTED = frozenset("'\"")
+# properties both parsers read alike: an anchor; a verbatim, primary, secondary or named tag
+_PROPERTY = re.compile(
+    r"&[A-Za-z0-9_-]+|!<[^>]*>|!(?:[A-Za-z0-9_-]*!)?[A-Za-z0-9;/?:@&=+$_.~*'()%-]*"
+)
 MAX_DEPTH = 1000  # deeper nesting is refused: PyYAML's composer would overflow its stack
 
 
@@ -124,9 +130,14 @@ class TooDeep(Exception):
     """Nesting deeper than MAX_DEPTH."""
 
 
+def _start(span: Span) -> int:
+    return span.start
+
+
 class Unsure(Exception):
-    """Where libyaml is more lenient than PyYAML's pure scanner: a tab read as a blank
-    outside scalars, or a `#` glued to the token before it (`key: |#c`)."""
+    """Where libyaml may read a text otherwise than PyYAML's pure scanner: a tab read as a
+    blank outside scalars, a `#` glued to the token before it (`key: |#c`), a BOM after
+    the start of the text (libyaml skips one at the start of any line)."""
 
 
 class Tracker:
@@ -162,6 +173,7 @@ class Walker:
         self.spans: list[Span] = []
         self.anchors: set[str] = set()  # of the current document
         self.depth = 0
+        self.flow = 0  # open flow collections
 
     def run(self, get_event: Callable[[], Any], events: Events | None = None) -> list[Span]:
         """Walk the events `get_event()` returns until None, keeping them in `events`;
@@ -176,12 +188,16 @@ class Walker:
         # needs a closer look
         hash_at = find("#")
         tab_at = find("\t") if careful else -1
+        if careful and find("\ufeff", 1) >= 0:
+            raise Unsure("a BOM after the start of the text (libyaml skips one at any line start)")
         for event in iter(get_event, None):
             start = event.start_mark.index + shift
             if 0 <= hash_at < start:
                 self._gap(cov, cov_mark, start)
+            if careful and self.flow and find("?", cov, start) >= 0:
+                raise Unsure("an explicit key in a flow collection")
             if 0 <= tab_at < start:
-                self._blank(tab_at)  # raises Unsure
+                tab_at = self._gap_tabs(tab_at, start)  # raises Unsure outside comments
             if note is not None:
                 note(event)
             if type(event) is ScalarEvent:
@@ -189,6 +205,8 @@ class Walker:
                     node(event, start)
                 if event.anchor is not None or event.tag is not None or event.style in _BLOCK:
                     self._inside_node(event, start)
+                if careful and self.flow and not event.style and "?" in event.value:
+                    raise Unsure("a '?' in a plain scalar in a flow collection")
             else:
                 self._structure(event, start)
             end_mark = event.end_mark
@@ -198,7 +216,11 @@ class Walker:
                 cov_mark = end_mark
                 if 0 <= hash_at < end:
                     hash_at = find("#", end)
-                if 0 <= tab_at < end:
+                if 0 <= tab_at < end:  # in the event: only quoted scalars may hold tabs
+                    if type(event) is not ScalarEvent or event.style not in _QUOTED:
+                        self._blank(tab_at)
+                    if event.anchor is not None or event.tag is not None:
+                        self._blank(tab_at)
                     tab_at = find("\t", end)
         if events is not None and events.frozen:
             events.check_done()
@@ -217,11 +239,17 @@ class Walker:
             self.depth += 1
             if self.depth > MAX_DEPTH:
                 raise TooDeep()
+            if event.flow_style:
+                self.flow += 1
         elif cls is MappingEndEvent or cls is SequenceEndEvent:
             self.depth -= 1
+            if self.flow and self.text.startswith(("]", "}"), event.start_mark.index + self.shift):
+                self.flow -= 1
             if tracker is not None:
                 tracker.end(event, event.end_mark.index + self.shift)
         elif cls is AliasEvent:
+            if self.careful and not _PROPERTY.fullmatch("&" + event.anchor):
+                raise Unsure(f"an alias libyaml may read otherwise ({event.anchor!r})")
             if event.anchor not in self.anchors:
                 raise ComposerError(
                     None, None, f"found undefined alias {event.anchor!r}", event.start_mark
@@ -282,6 +310,17 @@ class Walker:
         line, line_start = self._position(mark, index, pos)
         return self._add(pos, line, line_start)
 
+    def _gap_tabs(self, tab_at: int, stop: int) -> int:
+        """Tabs in a gap are fine inside comments (already recorded), a sign of trouble
+        elsewhere; returns the next tab at or after `stop`."""
+        spans, find = self.spans, self.text.find
+        while 0 <= tab_at < stop:
+            k = bisect_right(spans, tab_at, key=_start) - 1
+            if k < 0 or not spans[k].start < tab_at < spans[k].end:
+                self._blank(tab_at)
+            tab_at = find("\t", spans[k].end)
+        return tab_at
+
     def _blank(self, pos: int) -> None:
         if self.careful and self.text[pos] == "\t":
             raise Unsure(f"a tab outside scalars (offset {pos})")
@@ -310,12 +349,15 @@ class Walker:
         while i < stop:
             ch = text[i]
             if ch in "&!":
+                begin = i
                 if text.startswith("!<", i):
                     close = text.find(">", i)
                     i = close + 1 if close >= 0 else stop
                 else:
                     while i < n and text[i] not in _PROPERTY_END:
                         i += 1
+                if self.careful and not _PROPERTY.fullmatch(text, begin, i):
+                    raise Unsure(f"a tag or anchor libyaml may read otherwise (offset {begin})")
             elif ch in _SPACE:
                 self._blank(i)
                 i += 1
