@@ -194,10 +194,8 @@ class Walker:
             start = event.start_mark.index + shift
             if 0 <= hash_at < start:
                 self._gap(cov, cov_mark, start)
-            if careful and self.flow and find("?", cov, start) >= 0:
-                raise Unsure("an explicit key in a flow collection")
-            if 0 <= tab_at < start:
-                tab_at = self._gap_tabs(tab_at, start)  # raises Unsure outside comments
+            if careful and (0 <= tab_at < start or self.flow):
+                tab_at = self._careful_gap(cov, start, tab_at)
             if note is not None:
                 note(event)
             if type(event) is ScalarEvent:
@@ -206,7 +204,7 @@ class Walker:
                 if event.anchor is not None or event.tag is not None or event.style in _BLOCK:
                     self._inside_node(event, start)
                 if careful and self.flow and not event.style and "?" in event.value:
-                    raise Unsure("a '?' in a plain scalar in a flow collection")
+                    raise Unsure("a '?' in a plain scalar in a flow collection")  # pure ends it
             else:
                 self._structure(event, start)
             end_mark = event.end_mark
@@ -216,12 +214,8 @@ class Walker:
                 cov_mark = end_mark
                 if 0 <= hash_at < end:
                     hash_at = find("#", end)
-                if 0 <= tab_at < end:  # in the event: only quoted scalars may hold tabs
-                    if type(event) is not ScalarEvent or event.style not in _QUOTED:
-                        self._blank(tab_at)
-                    if event.anchor is not None or event.tag is not None:
-                        self._blank(tab_at)
-                    tab_at = find("\t", end)
+                if 0 <= tab_at < end:
+                    tab_at = self._event_tabs(event, tab_at, end)
         if events is not None and events.frozen:
             events.check_done()
         if self.tracker is not None:
@@ -236,15 +230,9 @@ class Walker:
                 tracker.node(event, start)
             if event.anchor is not None or event.tag is not None:
                 self._inside_node(event, start)
-            self.depth += 1
-            if self.depth > MAX_DEPTH:
-                raise TooDeep()
-            if event.flow_style:
-                self.flow += 1
+            self._nest(event, 1)
         elif cls is MappingEndEvent or cls is SequenceEndEvent:
-            self.depth -= 1
-            if self.flow and self.text.startswith(("]", "}"), event.start_mark.index + self.shift):
-                self.flow -= 1
+            self._nest(event, -1)
             if tracker is not None:
                 tracker.end(event, event.end_mark.index + self.shift)
         elif cls is AliasEvent:
@@ -262,6 +250,17 @@ class Walker:
                 self._directives(event, start)
         elif cls is DocumentEndEvent and event.explicit and tracker is not None:
             tracker.boundary(start, event.start_mark.line, "end")
+
+    def _nest(self, event: Any, step: int) -> None:
+        """Count open collections (and flow collections) as one opens or closes."""
+        self.depth += step
+        if self.depth > MAX_DEPTH:
+            raise TooDeep()
+        if step > 0:
+            if event.flow_style:
+                self.flow += 1
+        elif self.flow and self.text.startswith(("]", "}"), event.start_mark.index + self.shift):
+            self.flow -= 1
 
     def _add(self, hash_at: int, line: int, line_start: int) -> int:
         """Record the comment starting at `hash_at`; returns where it ends."""
@@ -309,6 +308,24 @@ class Walker:
     def _comment_at(self, mark: Any, index: int, pos: int) -> int:
         line, line_start = self._position(mark, index, pos)
         return self._add(pos, line, line_start)
+
+    def _careful_gap(self, cov: int, start: int, tab_at: int) -> int:
+        """libyaml: what in the gap before an event the pure parser may read otherwise;
+        returns the next tab at or after `start`."""
+        if self.flow and self.text.find("?", cov, start) >= 0:
+            raise Unsure("an explicit key in a flow collection")
+        if 0 <= tab_at < start:
+            tab_at = self._gap_tabs(tab_at, start)  # raises Unsure outside comments
+        return tab_at
+
+    def _event_tabs(self, event: Any, tab_at: int, end: int) -> int:
+        """A tab inside an event: only a quoted scalar may hold one (libyaml reads tabs
+        as blanks in places the pure parser rejects them)."""
+        if type(event) is not ScalarEvent or event.style not in _QUOTED:
+            self._blank(tab_at)
+        if event.anchor is not None or event.tag is not None:
+            self._blank(tab_at)
+        return self.text.find("\t", end)
 
     def _gap_tabs(self, tab_at: int, stop: int) -> int:
         """Tabs in a gap are fine inside comments (already recorded), a sign of trouble
