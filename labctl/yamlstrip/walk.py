@@ -19,8 +19,7 @@
 - Every entry skipped (a directory counts once, its contents are never read; only YAML
   files count among files) is counted by reason, `hidden` or `ignored`, in a `Skipped`.
 
-Patterns are matched by `pathspec` (its `GitIgnoreSpec` follows git's wildmatch and its
-edge cases); which files apply where and in what order is decided here.
+Patterns are matched by `labctl.yamlstrip.gitignore`, path by path as git matches them.
 """
 
 from __future__ import annotations
@@ -30,7 +29,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from labctl.yamlstrip.gitignore import IgnoreFile
 
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
 HIDDEN = "hidden"
@@ -57,25 +57,17 @@ class _Layer:
     """The patterns of one ignore file, for the paths under `base`."""
 
     base: str  # the directory the file sits in (for info/exclude: the work tree's top)
-    spec: Any  # pathspec.GitIgnoreSpec
+    spec: IgnoreFile
     kind: int  # checked in this order: 0 .ignore, 1 .gitignore, 2 .git/info/exclude
 
-    def verdict(self, rel: str) -> bool | None:
-        """True: ignored, False: re-included by a `!pattern`, None: no pattern matches."""
-        result: bool | None = self.spec.check_file(rel).include
-        return result
 
-
-def _read_spec(path: str) -> Any | None:
-    import pathspec
-
+def _read_spec(path: str) -> IgnoreFile | None:
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-            lines = fh.read().splitlines()
+            spec = IgnoreFile(fh.read().splitlines())
     except OSError:
         return None
-    spec = pathspec.GitIgnoreSpec.from_lines(lines)
-    return spec if len(spec) else None
+    return spec if spec else None
 
 
 def _is_repo(directory: str) -> bool:
@@ -117,7 +109,7 @@ class _Rules:
                 if layer.kind != kind or not path.startswith(layer.base + os.sep):
                     continue
                 rel = path[len(layer.base) + 1 :].replace(os.sep, "/")
-                found = layer.verdict(rel + "/" if is_dir else rel)
+                found = layer.spec.verdict(rel, is_dir)
                 if found is not None:
                     return found
         return None
@@ -149,8 +141,11 @@ class Walk:
 
     def files(self, top: str) -> Iterator[str]:
         """The YAML files under the directory `top`, in order."""
+        real = os.path.abspath(top)
         rules = _rules_above(top) if self.ignore else _Rules()
-        yield from self._walk(os.path.abspath(top), top, rules)
+        if rules.verdict(real, True):  # named, so read: the rules that exclude it do not apply
+            rules = _Rules((), rules.in_repo)
+        yield from self._walk(real, top, rules)
 
     def _walk(self, real: str, shown: str, rules: _Rules) -> Iterator[str]:
         if self.ignore:
