@@ -1,46 +1,47 @@
-"""Benchmark `labctl.yamlstrip` against a ruamel.yaml round trip on a ~5 MB config.
+"""Benchmark `strip-yaml-comments` against the code before issue 16 and against libyaml.
 
-    .venv/bin/python benchmarks/strip_yaml.py [--sizes 5] [--repeat 3] [--tracemalloc]
+    .venv/bin/python benchmarks/strip_yaml.py [--size-mb 5] [--files 10000] [--repeat 3]
+                                              [--baseline REV] [--no-baseline-tree]
 
-A full default run takes about 20 minutes, almost all of it in ruamel (its round trip
-grows faster than linearly with the file); `--sizes 0.5` takes about a minute.
+Two workloads, every figure from child processes started by this one, in the same run:
 
-Generates a deterministic, config-like YAML (nested mappings, block and flow sequences,
-quoted strings, block scalars, anchors, URLs with `#fragments`, whole-line and inline
-comments) and times, in the same run:
+1. One config-like YAML of `--size-mb` MB, deterministic, with many comments, anchors,
+   flow collections, block scalars, URLs with `#fragments` (`make_config`). For today's
+   code and for the code at `--baseline` (checked out with `git archive` into a temporary
+   directory): `analyze` + `apply` to a copy, timed inside a fresh interpreter (median of
+   `--repeat`), its peak RSS (`VmHWM` of that child), and the whole CLI
+   (`labctl strip-yaml-comments --apply FILE`). Goals: today's code at least 10x faster
+   than the baseline, peak RSS at most 15x the file size.
+2. A tree of `--files` YAML files made from the real samples in
+   tests/fixtures/yamlstrip/samples (numbers and words varied, a comment per file), in
+   nested directories, with a `.gitignore`d build directory and a hidden `.github/`.
+   `labctl strip-yaml-comments --check TREE` against the reference
+   `python -c 'yaml.compose_all(..., Loader=yaml.CLoader)'` over the same files (the ones
+   labctl reads). Goal: within 3x of the reference. Also shown: `--jobs 1`, and the
+   baseline's `--check` (slow: about a minute for 10,000 files).
 
-- labctl: `analyze` (scan + strip + verify: two full pure-Python PyYAML loads) and
-  `apply` to a temporary copy;
-- for reference, one `yaml.safe_load_all` pass (pure Python), the floor for any tool
-  whose verifier is `safe_load`;
-- ruamel.yaml 0.18+ round trip: `YAML().load` + `dump` of the same text (what yq-style
-  tools do; it does not even remove the comments, and it does not keep the bytes).
-
-It reports median wall times, the ratio, whether ruamel kept the bytes, and peak memory:
-the peak resident set (`VmHWM`) of a fresh child process per tool, and its growth over
-the child's size after imports; with `--tracemalloc` also the `tracemalloc` peak of one
-extra traced run each (slow: tracing multiplies ruamel's time).
+Wall times are medians; CPU seconds (user + system of the child and its workers) are
+given too, since other work on the machine inflates wall time.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import json
+import os
 import random
+import re
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from labctl.yamlstrip import analyze, apply
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "tests" / "fixtures" / "yamlstrip" / "samples"
+BASELINE = "713fc8ca6123077d0555529eaa95b396b2a0410b"  # main before issue 16
 
 _WORDS = """warmup cosine decay tuned baseline ablation seed shard rollout reward kl critic
 actor buffer epoch batch token context gradient clip norm checkpoint eval sweep node gpu"""
@@ -97,148 +98,199 @@ def make_config(target_bytes: int, seed: int = 1234) -> bytes:
     return "".join(out).encode("utf-8")
 
 
-def run_labctl(data: bytes, tmp: Path) -> bytes:
-    result = analyze(data, source=str(tmp))
-    assert result.verified, result.message
-    tmp.write_bytes(data)
-    apply(tmp, result)
-    return result.new_data
+def make_tree(top: Path, count: int, seed: int = 7) -> None:
+    """`count` YAML files varied from the real samples, 100 per directory, plus what a
+    walk must skip: a `.gitignore`d build/ and a hidden .github/."""
+    rng = random.Random(seed)
+    samples = [p.read_text(encoding="utf-8") for p in sorted(SAMPLES.iterdir())]
+    digits = re.compile(r"(?<![\w.])\d{1,4}(?![\w.])")
+    for i in range(count):
+        text = samples[i % len(samples)]
+        text = digits.sub(lambda m: str(rng.randint(0, 10 ** len(m.group()) - 1)), text)
+        directory = top / f"group{i // 1000:02d}" / f"set{i // 100 % 10}"
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / f"f{i:05d}.yaml").write_text(f"# file {i}: {_words(rng, 4)}\n{text}")
+    (top / ".gitignore").write_text("build/\n")
+    for name in ("build", ".github/workflows"):
+        (top / name).mkdir(parents=True, exist_ok=True)
+        for i in range(20):
+            (top / name / f"x{i}.yaml").write_text(samples[i % len(samples)])
+    subprocess.run(["git", "init", "-q", str(top)], check=True)
 
 
-def run_ruamel(data: bytes, tmp: Path) -> bytes:
-    from ruamel.yaml import YAML
-
-    yaml = YAML()  # round trip
-    yaml.preserve_quotes = True
-    doc = yaml.load(data.decode("utf-8"))
-    buf = io.StringIO()
-    yaml.dump(doc, buf)
-    return buf.getvalue().encode("utf-8")
-
-
-def run_safe_load(data: bytes, tmp: Path) -> bytes:
-    import yaml
-
-    list(yaml.safe_load_all(data.decode("utf-8")))
-    return data
-
-
-def timed(fn: Callable[[], bytes], repeat: int) -> tuple[float, list[float], bytes]:
-    """Median wall time, all times, and the last output."""
-    times = []
-    out = b""
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), times, out
-
-
-def traced_peak(fn: Callable[[], object]) -> int:
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+# -- children -------------------------------------------------------------------------
 
 
 def _vm_kib(field: str) -> int:
-    """A `/proc/self/status` value in KiB (VmHWM: this process's peak RSS since exec)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # may include the parent's
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def child_rss(tool: str, path: Path) -> dict[str, int]:
-    """Run one tool once in a fresh interpreter; its peak RSS and its RSS after imports."""
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", tool, str(path)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return json.loads(out.stdout)
-
-
-def child_main(tool: str, path: Path) -> None:
-    import ruamel.yaml  # noqa: F401  (both children import the same modules)
+def child_analyze(code_root: str, path: str) -> None:
+    """analyze + apply once, in this fresh interpreter; prints seconds and peak RSS."""
+    sys.path.insert(0, code_root)
+    from labctl.yamlstrip import analyze, apply
 
     base = _vm_kib("VmRSS")
-    data = path.read_bytes()
+    data = Path(path).read_bytes()
     with tempfile.TemporaryDirectory() as d:
-        {"labctl": run_labctl, "ruamel": run_ruamel}[tool](data, Path(d, "c.yaml"))
-    print(json.dumps({"base_kib": base, "peak_kib": _vm_kib("VmHWM")}))
+        target = Path(d, "c.yaml")
+        target.write_bytes(data)
+        t0 = time.perf_counter()
+        result = analyze(data, source=str(target))
+        apply(target, result)
+        took = time.perf_counter() - t0
+        ok = result.verified and target.read_bytes() == result.new_data
+    print(json.dumps({"s": took, "peak_kib": _vm_kib("VmHWM"), "base_kib": base, "ok": ok}))
 
 
-def _times(ts: list[float]) -> str:
-    return ", ".join(f"{t:.2f}" for t in ts)
+def child_cli(code_root: str, out_json: str, *args: str) -> None:
+    """The labctl CLI in this interpreter (stdout to /dev/null); peak RSS to `out_json`."""
+    sys.path.insert(0, code_root)
+    from labctl.cli import main
+
+    with open(os.devnull, "w") as devnull:
+        sys.stdout = devnull
+        code = main(list(args))
+    sys.stdout = sys.__stdout__
+    Path(out_json).write_text(json.dumps({"peak_kib": _vm_kib("VmHWM"), "code": code}))
 
 
-def bench(size_mb: float, args: argparse.Namespace) -> None:
-    data = make_config(int(size_mb * 1_000_000))
-    probe = analyze(data, source="bench")
-    lines = data.count(b"\n")
-    print(
-        f"\n== {size_mb:g} MB: {len(data):,} bytes, {lines:,} lines, "
-        f"{len(probe.comments):,} comments; stripped {probe.bytes_after:,} bytes, "
-        f"verified={probe.verified}",
-        flush=True,
-    )
-    with tempfile.TemporaryDirectory() as d:
-        src = Path(d, "config.yaml")
-        src.write_bytes(data)
-        tmp = Path(d, "target.yaml")
-        t_ref, ref_all, _ = timed(lambda: run_safe_load(data, tmp), args.repeat)
-        print(f"reference, one pure safe_load_all pass: {t_ref:.2f} s ({_times(ref_all)})")
-        t_lab, lab_all, lab_out = timed(lambda: run_labctl(data, tmp), args.repeat)
-        print(f"labctl analyze+apply: median {t_lab:.2f} s ({_times(lab_all)})", flush=True)
-        t_rua, rua_all, rua_out = timed(lambda: run_ruamel(data, tmp), args.ruamel_repeat)
-        print(f"ruamel round trip:    median {t_rua:.2f} s ({_times(rua_all)})")
-        verdict = "faster" if t_lab < t_rua else "SLOWER"
-        print(f"ratio ruamel/labctl: {t_rua / t_lab:.2f}x (labctl is {verdict})")
+def child_reference(list_file: str) -> None:
+    """What the goal compares with: compose_all over each file, with libyaml."""
+    import yaml
+
+    for name in Path(list_file).read_text().splitlines():
+        try:
+            with open(name, "rb") as fh:
+                list(yaml.compose_all(fh.read(), Loader=yaml.CLoader))
+        except yaml.YAMLError:
+            pass
+
+
+def _run(args: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds of the child and its children, stdout)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(args, check=True, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stdout
+
+
+def _me(*args: str) -> list[str]:
+    return [sys.executable, __file__, "--child", *args]
+
+
+# -- the workloads ------------------------------------------------------------------------
+
+
+def checkout(rev: str, into: Path) -> Path:
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev, "labctl"], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def big_file(args: argparse.Namespace, codes: dict[str, Path], work: Path) -> None:
+    data = make_config(int(args.size_mb * 1_000_000))
+    path = work / "config.yaml"
+    path.write_bytes(data)
+    mib = len(data) / 2**20
+    print(f"\n== one file: {len(data):,} bytes ({mib:.2f} MiB), {data.count(b'#'):,} '#'")
+    medians: dict[str, float] = {}
+    for name, code in codes.items():
+        runs = [
+            json.loads(_run(_me("analyze", str(code), str(path)))[2]) for _ in range(args.repeat)
+        ]
+        assert all(r["ok"] for r in runs), f"{name}: not verified"
+        medians[name] = statistics.median(r["s"] for r in runs)
+        peak = max(r["peak_kib"] for r in runs) / 1024
+        times = ", ".join(f"{r['s']:.2f}" for r in runs)
         print(
-            f"bytes kept: labctl={lab_out == probe.new_data and tmp.read_bytes() == lab_out}, "
-            f"ruamel={rua_out == data} (ruamel output {len(rua_out):,} bytes; a round trip "
-            f"keeps the comments, so this is its best case, and still rewrites the file)",
-            flush=True,
+            f"{name:>8} analyze+apply: median {medians[name]:.2f} s ({times}); "
+            f"peak RSS {peak:.0f} MiB = {peak / mib:.1f}x the file"
         )
-        if args.tracemalloc:
-            lab_peak = traced_peak(lambda: run_labctl(data, tmp))
-            rua_peak = traced_peak(lambda: run_ruamel(data, tmp))
-            print(f"tracemalloc peak: labctl {lab_peak / 2**20:.0f} MiB, ", end="")
-            print(f"ruamel {rua_peak / 2**20:.0f} MiB")
-        if not args.no_memory:
-            for tool in ("labctl", "ruamel"):
-                rss = child_rss(tool, src)
-                grow = (rss["peak_kib"] - rss["base_kib"]) / 1024
-                print(
-                    f"peak RSS {tool}: {rss['peak_kib'] / 1024:.0f} MiB "
-                    f"(+{grow:.0f} MiB over the interpreter after imports)",
-                    flush=True,
-                )
+        out = work / "cli.json"
+        copy = work / f"cli-{name}.yaml"
+        copy.write_bytes(data)
+        wall, cpu, _ = _run(
+            _me("cli", str(code), str(out), "strip-yaml-comments", "--apply", str(copy))
+        )
+        cli = json.loads(out.read_text())
+        print(
+            f"{name:>8} CLI --apply:   {wall:.2f} s wall, {cpu:.2f} s CPU; "
+            f"peak RSS {cli['peak_kib'] / 1024:.0f} MiB = {cli['peak_kib'] / 1024 / mib:.1f}x"
+        )
+    if "baseline" in medians:
+        ratio = medians["baseline"] / medians["today"]
+        verdict = "meets" if ratio >= 10 else "MISSES"
+        print(f"speed-up analyze+apply, baseline/today: {ratio:.1f}x ({verdict} the 10x goal)")
+
+
+def tree(args: argparse.Namespace, codes: dict[str, Path], work: Path) -> None:
+    top = work / "tree"
+    make_tree(top, args.files)
+    sys.path.insert(0, str(ROOT))
+    from labctl.yamlstrip.walk import iter_yaml_files
+
+    files = [str(p) for p in iter_yaml_files([top])]
+    listing = work / "files.txt"
+    listing.write_text("\n".join(files) + "\n")
+    size = sum(os.path.getsize(f) for f in files)
+    print(f"\n== a tree: {len(files):,} files read, {size / 2**20:.1f} MiB (+ 40 skipped)")
+    ref_wall, ref_cpu, _ = _run(_me("reference", str(listing)))
+    print(f"reference compose_all (CLoader): {ref_wall:.2f} s wall, {ref_cpu:.2f} s CPU")
+    out = work / "tree.json"
+    today = str(codes["today"])
+    for label, extra in (("", []), (" --jobs 1", ["--jobs", "1"])):
+        walls, cpus = [], []
+        for _ in range(args.repeat):
+            wall, cpu, _ = _run(
+                _me("cli", today, str(out), "strip-yaml-comments", "--check", *extra, str(top))
+            )
+            walls.append(wall)
+            cpus.append(cpu)
+        wall, cpu = statistics.median(walls), statistics.median(cpus)
+        ratio = wall / ref_wall
+        goal = "" if extra else f" ({'meets' if ratio <= 3 else 'MISSES'} the 3x goal)"
+        print(
+            f"labctl --check{label}: {wall:.2f} s wall ({ratio:.2f}x the reference){goal}, "
+            f"{cpu:.2f} s CPU ({cpu / ref_cpu:.2f}x)"
+        )
+    if "baseline" in codes and not args.no_baseline_tree:
+        wall, cpu, _ = _run(
+            _me("cli", str(codes["baseline"]), str(out), "strip-yaml-comments", "--check", str(top))
+        )
+        print(f"baseline --check: {wall:.2f} s wall, {cpu:.2f} s CPU")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--sizes", default="5", help="comma-separated sizes in MB (default 5)")
+    ap.add_argument("--size-mb", type=float, default=5.0)
+    ap.add_argument("--files", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--ruamel-repeat", type=int, default=None, help="default: --repeat")
-    ap.add_argument("--no-memory", action="store_true", help="skip the child-process RSS")
-    ap.add_argument("--tracemalloc", action="store_true", help="also a traced run of each")
-    ap.add_argument("--child", nargs=2, metavar=("TOOL", "FILE"), help=argparse.SUPPRESS)
+    ap.add_argument("--baseline", default=BASELINE, help="git revision ('' for none)")
+    ap.add_argument("--no-baseline-tree", action="store_true", help="skip the slow baseline tree")
+    ap.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child_main(args.child[0], Path(args.child[1]))
+        kind, *rest = args.child
+        {"analyze": child_analyze, "cli": child_cli, "reference": child_reference}[kind](*rest)
         return
-    if args.ruamel_repeat is None:
-        args.ruamel_repeat = args.repeat
-    for size in args.sizes.split(","):
-        bench(float(size), args)
+    with tempfile.TemporaryDirectory() as d:
+        work = Path(d)
+        codes = {"today": ROOT}
+        if args.baseline:
+            (work / "baseline").mkdir()
+            codes["baseline"] = checkout(args.baseline, work / "baseline")
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; baseline {args.baseline}")
+        big_file(args, codes, work)
+        tree(args, codes, work)
 
 
 if __name__ == "__main__":
