@@ -171,6 +171,8 @@ class Walker:
         self.tracker = tracker
         self.careful = careful  # libyaml: raise Unsure where the pure scanner must decide
         self.spans: list[Span] = []
+        # only `\n` breaks lines (the common case): plain string searches will do
+        self.plain_breaks = not any(ch in text for ch in "\r\x85\u2028\u2029")
         self.anchors: set[str] = set()  # of the current document
         self.depth = 0
         self.flow = 0  # open flow collections
@@ -266,8 +268,13 @@ class Walker:
         """Record the comment starting at `hash_at`; returns where it ends."""
         if self.careful and hash_at > line_start and self.text[hash_at - 1] not in " \ufeff":
             raise Unsure(f"a '#' right after a token (line {line + 1})")
-        brk = _BREAK.search(self.text, hash_at)
-        end = brk.start() if brk is not None else len(self.text)
+        if self.plain_breaks:
+            end = self.text.find("\n", hash_at)
+            if end < 0:
+                end = len(self.text)
+        else:
+            brk = _BREAK.search(self.text, hash_at)
+            end = brk.start() if brk is not None else len(self.text)
         prefix = self.text[line_start:hash_at]
         if line_start == 0 and prefix.startswith("\ufeff"):
             prefix = prefix[1:]
@@ -290,9 +297,15 @@ class Walker:
         pos = cov
         hash_at = text.find("#", pos, stop)
         while hash_at >= 0:
-            for m in _BREAK_UNIT.finditer(text, pos, hash_at):
-                line += 1
-                line_start = m.end()
+            if self.plain_breaks:
+                breaks = text.count("\n", pos, hash_at)
+                if breaks:
+                    line += breaks
+                    line_start = text.rfind("\n", pos, hash_at) + 1
+            else:
+                for m in _BREAK_UNIT.finditer(text, pos, hash_at):
+                    line += 1
+                    line_start = m.end()
             pos = self._add(hash_at, line, line_start)
             hash_at = text.find("#", pos, stop)
 

@@ -125,10 +125,10 @@ def _node_diff(a: Node, b: Node, path: str, seen: set[tuple[int, int]]) -> str |
     return None
 
 
-def _line_start(text: str, lo: int, pos: int) -> int:
+def _line_start(text: str, lo: int, pos: int, breaks: str) -> int:
     """The offset after the last line break in text[lo:pos], else `lo`."""
     found = lo
-    for ch in LINE_BREAK_CHARS:
+    for ch in breaks:
         at = text.rfind(ch, lo, pos)
         if at >= found:
             found = at + 1
@@ -145,11 +145,12 @@ def contract_holds(before: str, spans: Sequence[Span], after: str) -> bool:
     expected text.
     """
     pos = apos = 0  # next unchecked offset in before / after
+    breaks = "".join(ch for ch in LINE_BREAK_CHARS if ch in before)
     for span in spans:
         end = span.end
         if end < len(before) and before[end] not in LINE_BREAK_CHARS:
             return False  # a comment runs to the end of its line
-        start = _line_start(before, pos, span.start)
+        start = _line_start(before, pos, span.start, breaks)
         kept = before[start : span.start]
         bom = "\ufeff" if start == 0 and kept.startswith("\ufeff") else ""
         kept = kept[len(bom) :].rstrip(" \t")
