@@ -33,6 +33,7 @@ CASES: dict[str, list[Case]] = {
     "strip-yaml-comments": [
         Case([str(FIXTURES / "sample.yaml")]),
         Case(["/nonexistent.yaml"]),
+        Case([str(FIXTURES), "--jobs", "1"]),  # a hidden file: one `skipped` record
     ],
     "diagnose": [
         Case([str(FIXTURES / "failed.log"), "--group"]),

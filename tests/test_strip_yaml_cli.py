@@ -119,3 +119,27 @@ def test_missing_and_unreadable_paths_do_not_stop_the_others(tmp_path: Path) -> 
     assert kinds == ["error", "file"]
     assert good.read_text() == "a: 1\n"
     assert os.path.exists(good)
+
+
+def test_pre_commit_hooks_run_the_documented_commands(tmp_path: Path) -> None:
+    """The hooks in .pre-commit-hooks.yaml are what pre-commit runs with the staged files."""
+    import shlex
+
+    hooks = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text())
+    by_id = {hook["id"]: hook for hook in hooks}
+    assert set(by_id) == {"strip-yaml-comments", "strip-yaml-comments-apply"}
+    path = tmp_path / "x.yaml"
+    for hook_id, code, after in (
+        ("strip-yaml-comments", 1, CONFIG),
+        ("strip-yaml-comments-apply", 0, STRIPPED),
+        ("strip-yaml-comments", 0, STRIPPED),
+    ):
+        hook = by_id[hook_id]
+        assert hook["types"] == ["yaml"] and hook["language"] == "python"
+        if hook_id.endswith("apply") or after == CONFIG:
+            path.write_text(CONFIG)
+        entry = shlex.split(hook["entry"])
+        assert entry[:2] == ["labctl", "strip-yaml-comments"]
+        res = run_labctl(*entry[1:], str(path))
+        assert res.code == code, (hook_id, res.stdout)
+        assert path.read_text() == after
