@@ -186,12 +186,11 @@ def analyze(data: bytes, *, source: str = "-", scanner: str | None = None) -> St
 def _analyze(engine: Engine, source: str, data: bytes, text: str) -> StripResult:
     fast = engine.name == LIBYAML
     src = engine.source(text, data)
-    shift = engine.shift(text)
     paths = KeyPaths(has_bom=text.startswith("\ufeff"))
     events = Events()
     try:
         with engine.parser(src) as get_event:
-            spans = Walker(text, shift, paths, careful=fast).run(get_event, events)
+            spans = Walker(text, engine.shift(text), paths, careful=fast).run(get_event, events)
     except Unsure as why:
         raise _Defer(f"libyaml may read this differently: {why}") from None
     except Exception as exc:  # YAMLError, TooDeep; anything else is reported too
@@ -202,12 +201,21 @@ def _analyze(engine: Engine, source: str, data: bytes, text: str) -> StripResult
         return StripResult(
             source=source, data=data, new_data=data, verified=True, scanner=engine.name
         )
-    comments = _comments(text, spans, paths.paths)
     new_text = strip_text(text, spans)
+    faithful = contract_holds(text, spans, new_text)
+    if not faithful and fast:
+        raise _Defer("the cut did not match the contract")
+    comments = _comments(text, spans, paths.paths)
+    del spans, paths  # the comments hold what is still needed
+    verdict: tuple[str, str, int | None] | str = (
+        model.BYTES_CHANGED,
+        "internal check failed: a non-comment byte would change",
+        None,
+    )
     new_data = new_text.encode("utf-8")
-    del paths
-    events.frozen = True
-    verdict = _verify(engine, text, src, events, new_text, new_data, spans)
+    if faithful:
+        events.freeze()
+        verdict = _verify(engine, src, events, new_text, new_data)
     if isinstance(verdict, tuple):
         reason, message, line = verdict
         return _refuse(
@@ -231,20 +239,10 @@ def _analyze(engine: Engine, source: str, data: bytes, text: str) -> StripResult
 
 
 def _verify(
-    engine: Engine,
-    text: str,
-    src: str | bytes,
-    events: Events,
-    new_text: str,
-    new_data: bytes,
-    spans: list[Span],
+    engine: Engine, src: str | bytes, events: Events, new_text: str, new_data: bytes
 ) -> tuple[str, str, int | None] | str:
     """What verified `new_text` (a `model.WITH_*`), else (reason, message, line)."""
     fast = engine.name == LIBYAML
-    if not contract_holds(text, spans, new_text):
-        if fast:
-            raise _Defer("the cut did not match the contract")
-        return model.BYTES_CHANGED, "internal check failed: a non-comment byte would change", None
     new_src = engine.source(new_text, new_data)
     after = Walker(new_text, engine.shift(new_text), careful=fast)
     try:
@@ -255,7 +253,7 @@ def _verify(
             raise _Defer("the event streams differ after stripping") from None
         return compare_data(engine, src, new_src)
     except Unsure as why:
-        raise _Defer(f"libyaml may read this differently: {why}") from None
+        raise _Defer(f"libyaml may read the stripped text differently: {why}") from None
     except Exception as exc:
         if fast:
             raise _Defer(f"libyaml rejected the stripped text: {summary(exc)}") from None

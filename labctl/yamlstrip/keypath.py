@@ -54,12 +54,13 @@ def index_segment(index: int) -> str:
     return f"[{index}]"
 
 
-# An entry is a tuple (start, line, column, depth, label, parent entry, flow frame): the
-# label is a key's scalar value or an item's index (None for a root); the flow frame is
-# the flow collection the entry is in (None in block context). A frame is a list
-# [entry naming the collection (None inside a complex key), is a mapping, is flow,
-#  children read so far (mappings: even = key, odd = value), current key's entry,
-#  offset after `]`/`}` once a flow collection closed (-1 before)].
+# An entry is a tuple (start, line, column, depth, label, parent entry, flow end): the
+# label is a key's scalar value or an item's index (None for a root); the flow end is the
+# end box of the flow collection the entry is in (None in block context). A frame is a
+# list [entry naming the collection (None inside a complex key), is a mapping, is flow,
+#  children read so far (mappings: even = key, odd = value), current key's entry, end box].
+# An end box is a one-item list: the offset after `]`/`}` once the flow collection closed
+# (-1 before). Entries point at the box, not the frame, so no cycle keeps them alive.
 Entry = tuple[Any, ...]
 START, LINE, COLUMN, DEPTH, LABEL, PARENT, FLOW = range(7)
 F_ENTRY, F_MAPPING, F_FLOW, F_COUNT, F_KEY, F_END = range(6)
@@ -77,7 +78,7 @@ def entry_path(entry: Entry) -> str:
 def _open_at(entry: Entry, offset: int) -> bool:
     """Is the entry outside every flow collection closed before `offset`?"""
     flow = entry[FLOW]
-    return flow is None or not 0 <= flow[F_END] <= offset
+    return flow is None or not 0 <= flow[0] <= offset
 
 
 class KeyPaths(Tracker):
@@ -141,12 +142,13 @@ class KeyPaths(Tracker):
             if event.anchor is not None:
                 self._anchors[event.anchor] = event.value
         elif cls is not AliasEvent:
-            frames.append([owner, cls is MappingStartEvent, bool(event.flow_style), 0, None, -1])
+            flow = bool(event.flow_style)
+            frames.append([owner, cls is MappingStartEvent, flow, 0, None, [-1] if flow else None])
 
     def end(self, event: Any, end: int) -> None:
         frame = self._frames.pop()
         if frame[F_FLOW]:
-            frame[F_END] = end
+            frame[F_END][0] = end
 
     def finish(self) -> None:
         self._settle()
@@ -162,7 +164,7 @@ class KeyPaths(Tracker):
             0 if parent is None else parent[DEPTH] + 1,
             label,
             parent,
-            top if top is not None and top[F_FLOW] else None,
+            top[F_END] if top is not None and top[F_FLOW] else None,
         )
         if self._pending:
             self._heads(entry)
