@@ -138,12 +138,13 @@ def child_analyze(code_root: str, path: str) -> None:
     with tempfile.TemporaryDirectory() as d:
         target = Path(d, "c.yaml")
         target.write_bytes(data)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         result = analyze(data, source=str(target))
         apply(target, result)
-        took = time.perf_counter() - t0
+        took, cpu = time.perf_counter() - t0, time.process_time() - c0
         ok = result.verified and target.read_bytes() == result.new_data
-    print(json.dumps({"s": took, "peak_kib": _vm_kib("VmHWM"), "base_kib": base, "ok": ok}))
+    peak = _vm_kib("VmHWM")
+    print(json.dumps({"s": took, "cpu": cpu, "peak_kib": peak, "base_kib": base, "ok": ok}))
 
 
 def child_cli(code_root: str, out_json: str, *args: str) -> None:
@@ -203,16 +204,19 @@ def big_file(args: argparse.Namespace, codes: dict[str, Path], work: Path) -> No
     mib = len(data) / 2**20
     print(f"\n== one file: {len(data):,} bytes ({mib:.2f} MiB), {data.count(b'#'):,} '#'")
     medians: dict[str, float] = {}
+    cpus: dict[str, float] = {}
     for name, code in codes.items():
         runs = [
             json.loads(_run(_me("analyze", str(code), str(path)))[2]) for _ in range(args.repeat)
         ]
         assert all(r["ok"] for r in runs), f"{name}: not verified"
         medians[name] = statistics.median(r["s"] for r in runs)
+        cpus[name] = statistics.median(r["cpu"] for r in runs)
         peak = max(r["peak_kib"] for r in runs) / 1024
         times = ", ".join(f"{r['s']:.2f}" for r in runs)
         print(
-            f"{name:>8} analyze+apply: median {medians[name]:.2f} s ({times}); "
+            f"{name:>8} analyze+apply: median {medians[name]:.2f} s ({times}), "
+            f"{cpus[name]:.2f} s CPU; "
             f"peak RSS {peak:.0f} MiB = {peak / mib:.1f}x the file"
         )
         out = work / "cli.json"
@@ -228,8 +232,12 @@ def big_file(args: argparse.Namespace, codes: dict[str, Path], work: Path) -> No
         )
     if "baseline" in medians:
         ratio = medians["baseline"] / medians["today"]
+        by_cpu = cpus["baseline"] / cpus["today"]
         verdict = "meets" if ratio >= 10 else "MISSES"
-        print(f"speed-up analyze+apply, baseline/today: {ratio:.1f}x ({verdict} the 10x goal)")
+        print(
+            f"speed-up analyze+apply, baseline/today: {ratio:.1f}x wall ({verdict} the 10x "
+            f"goal), {by_cpu:.1f}x CPU"
+        )
 
 
 def tree(args: argparse.Namespace, codes: dict[str, Path], work: Path) -> None:
