@@ -5,7 +5,7 @@ _labctl() {
   cmd=""; sub=""
   for ((i=1; i<COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --cluster|--config|--cycle|--explain|--format|--input|--merge-method|--message|--model|--move-to|--since|--source|--streak|--topic|--window|-c|-f|-i|-m|-s|-t) ((i++)) ;;
+      --cluster|--config|--cycle|--explain|--format|--input|--jobs|--merge-method|--message|--model|--move-to|--since|--source|--streak|--topic|--window|-c|-f|-i|-j|-m|-s|-t) ((i++)) ;;
       -*) ;;
       *) if [[ -z $cmd ]]; then cmd="${COMP_WORDS[i]}"; elif [[ -z $sub ]]; then sub="${COMP_WORDS[i]}"; fi ;;
     esac
@@ -17,6 +17,7 @@ _labctl() {
     --explain) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "auto jsonl json table" -- "$cur")); return ;;
     --input) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --jobs) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --merge-method) COMPREPLY=($(compgen -W "merge squash rebase" -- "$cur")); return ;;
     --message) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --model) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -29,6 +30,7 @@ _labctl() {
     -c) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -f) COMPREPLY=($(compgen -W "auto jsonl json table" -- "$cur")); return ;;
     -i) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    -j) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -m) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -s) COMPREPLY=($(compgen -W "supabase postgres -" -- "$cur")); return ;;
     -t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -37,7 +39,7 @@ _labctl() {
     "") COMPREPLY=($(compgen -W "poll diagnose strip-yaml-comments table log gate merge-green schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
     poll) COMPREPLY=($(compgen -W "--cluster -c --since --changed-only --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     diagnose) COMPREPLY=($(compgen -W "--input -i --all --window --full --group --catalog --explain --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
-    strip-yaml-comments) COMPREPLY=($(compgen -W "--apply --check --move-to --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
+    strip-yaml-comments) COMPREPLY=($(compgen -W "--apply --check --move-to --hidden -H --no-ignore -I --jobs -j --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     table) COMPREPLY=($(compgen -W "--input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     log) COMPREPLY=($(compgen -W "--topic -t --message -m --input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     gate) COMPREPLY=($(compgen -W "--model -m --source -s --register --dry-run --streak --cycle --input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
