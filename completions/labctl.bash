@@ -6,14 +6,19 @@ _labctl() {
   for ((i=1; i<COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
       --cluster|--config|--cycle|--explain|--format|--input|--jobs|--merge-method|--message|--model|--move-to|--since|--source|--streak|--topic|--window|-c|-f|-i|-j|-m|-s|-t) ((i++)) ;;
+      --bucket|--cluster|--command|--config|--cycle|--every|--exit-code|--explain|--format|--input|--merge-method|--message|--model|--move-to|--name|--partition|--schedule|--since|--source|--started-at|--streak|--topic|--window|-c|-f|-i|-m|-n|-s|-t) ((i++)) ;;
       -*) ;;
       *) if [[ -z $cmd ]]; then cmd="${COMP_WORDS[i]}"; elif [[ -z $sub ]]; then sub="${COMP_WORDS[i]}"; fi ;;
     esac
   done
   case "$prev" in
+    --bucket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --cluster) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --command) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --cycle) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --every) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --exit-code) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --explain) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "auto jsonl json table" -- "$cur")); return ;;
     --input) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -22,8 +27,12 @@ _labctl() {
     --message) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --model) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --move-to) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --name) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --schedule) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --since) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --source) COMPREPLY=($(compgen -W "supabase postgres -" -- "$cur")); return ;;
+    --started-at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --streak) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --window) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -32,11 +41,12 @@ _labctl() {
     -i) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -j) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -m) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    -n) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -s) COMPREPLY=($(compgen -W "supabase postgres -" -- "$cur")); return ;;
     -t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "poll diagnose strip-yaml-comments table log gate merge-green schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "poll diagnose strip-yaml-comments table log gate merge-green guard cron schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
     poll) COMPREPLY=($(compgen -W "--cluster -c --since --changed-only --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     diagnose) COMPREPLY=($(compgen -W "--input -i --all --window --full --group --catalog --explain --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     strip-yaml-comments) COMPREPLY=($(compgen -W "--apply --check --move-to --hidden -H --no-ignore -I --jobs -j --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
@@ -44,7 +54,20 @@ _labctl() {
     log) COMPREPLY=($(compgen -W "--topic -t --message -m --input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     gate) COMPREPLY=($(compgen -W "--model -m --source -s --register --dry-run --streak --cycle --input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     merge-green) COMPREPLY=($(compgen -W "--apply --dry-run --merge-method --strict-skipped --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
-    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help poll diagnose strip-yaml-comments table log gate merge-green schema config" -- "$cur")) ;;
+    guard)
+      case "$sub" in
+        "") COMPREPLY=($(compgen -W "admit --help" -- "$cur")) ;;
+        admit) COMPREPLY=($(compgen -W "--cluster -c --name -n --bucket --partition --poll --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
+      esac ;;
+    cron)
+      case "$sub" in
+        "") COMPREPLY=($(compgen -W "install mark-run remove status --help" -- "$cur")) ;;
+        install) COMPREPLY=($(compgen -W "--every --schedule --command --replace --dry-run --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
+        mark-run) COMPREPLY=($(compgen -W "--exit-code --started-at --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
+        remove) COMPREPLY=($(compgen -W "--dry-run --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
+        status) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help" -- "$cur")) ;;
+      esac ;;
+    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help poll diagnose strip-yaml-comments table log gate merge-green guard cron schema config" -- "$cur")) ;;
     config)
       case "$sub" in
         "") COMPREPLY=($(compgen -W "init path show --help" -- "$cur")) ;;

@@ -65,6 +65,17 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "Merge open PRs whose CI is truly green, in allowlisted repos only (dry run by default).",
     ),
     CommandSpec(
+        "guard",
+        "labctl.commands.guard",
+        "Check the standing guardrails against records (violations), or admit a job.",
+        reads_records=True,
+    ),
+    CommandSpec(
+        "cron",
+        "labctl.commands.cron",
+        "Install, show or remove the periodic sweep in the crontab (exactly once).",
+    ),
+    CommandSpec(
         "schema",
         "labctl.commands.schema",
         "Print the JSON Schema of a command's options and records.",

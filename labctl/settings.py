@@ -138,6 +138,51 @@ SETTINGS: tuple[Setting, ...] = (
     _s("strip_yaml.hidden", False, "search hidden files and directories too (--hidden)"),
     _s("strip_yaml.no_ignore", False, "read what .gitignore/.ignore files exclude (--no-ignore)"),
     _s("strip_yaml.jobs", 0, "worker processes for many files (0: one per CPU; --jobs)"),
+    # -- guard (standing guardrails) ----------------------------------------------------
+    _s(
+        "guard.rules",
+        [],
+        "[[guard.rules]] tables: max_running, concluded, max_count, forbid_setting",
+        kind=list,
+    ),
+    _s(
+        "guard.max_state_age_s",
+        3900.0,
+        "guard admit refuses when the cluster's last good poll is older (use --poll)",
+    ),
+    # -- experiments (migrate-experiment; guard's concluded rules) ---------------------
+    _s("experiments.root", "experiments", "holds active/<name>/ and complete/<name>/"),
+    _s(
+        "experiments.job_patterns",
+        ["{name}", "{name}-*", "{name}_*", "{name}.*"],
+        "job name patterns of an experiment ({name} is replaced)",
+        kind=list,
+    ),
+    _s("experiments.user_crontab", True, "look for an experiment's rules in the user's crontab"),
+    _s("experiments.crontabs", [], "crontab files that may hold experiments' rules", kind=list),
+    _s(
+        "experiments.system_crontabs",
+        False,
+        "those crontab files have a user field (/etc/crontab, /etc/cron.d)",
+    ),
+    _s(
+        "experiments.refill_files",
+        [],
+        "YAML/TOML/JSON files whose keep-N/refill entries name experiments",
+        kind=list,
+    ),
+    _s("experiments.idle_days", 7.0, "--list flags an active experiment with no job this long"),
+    # -- cron (labctl cron: the sweep in the crontab) ------------------------------------
+    _s("cron.every", "30m", "how often `labctl cron install` schedules the sweep"),
+    _s(
+        "cron.command",
+        "",
+        "what cron runs (empty: this checkout's scripts/sweep, else the sweep pipeline)",
+    ),
+    _s("cron.user", "", "whose crontab (empty: the current user's; another user needs root)"),
+    _s("cron.file", "", "a crontab file to edit instead of the user's crontab"),
+    _s("cron.system_format", False, "cron.file has a user field (/etc/crontab, /etc/cron.d)"),
+    _s("cron.program", "crontab", "the crontab command (`crontab -l` reads, `crontab -` writes)"),
     # -- secrets -----------------------------------------------------------------------
     _s(
         "secrets.env",

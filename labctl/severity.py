@@ -50,6 +50,11 @@ def _repo(rec: dict[str, Any]) -> ExitCode:
     return ExitCode.ATTENTION if rec.get("decision") == "skipped" else ExitCode.OK
 
 
+def _needs_attention(rec: dict[str, Any]) -> ExitCode:
+    """cron, experiment: the core says in `needs_attention` whether a person must look."""
+    return ExitCode.ATTENTION if rec.get("needs_attention") else ExitCode.OK
+
+
 RULES: dict[str, Callable[[dict[str, Any]], ExitCode]] = {
     "error": _error,
     "job": _job,
@@ -60,6 +65,9 @@ RULES: dict[str, Callable[[dict[str, Any]], ExitCode]] = {
     "streak": _passed,
     "pr": _pr,
     "repo": _repo,
+    "cron": _needs_attention,
+    "violation": lambda rec: ExitCode.ATTENTION,
+    "admission": lambda rec: ExitCode.OK if rec.get("admitted") else ExitCode.ATTENTION,
 }
 
 

@@ -68,6 +68,25 @@ CASES: dict[str, list[Case]] = {
             },
         ),
     ],
+    "guard": [
+        Case(
+            ["--summary"],
+            '{"kind":"job","cluster":"c1","job_id":"1","name":"rl-a","verdict":"running"}\n'
+            '{"kind":"job","cluster":"c1","job_id":"2","name":"rl-b","verdict":"running"}\n'
+            "oops\n",
+            env={"LABCTL_CONFIG": str(FIXTURES / "guard.toml")},
+        ),
+        Case(
+            ["admit", "--cluster", "local", "--name", "rl-c"],
+            env={"LABCTL_CONFIG": str(FIXTURES / "guard.toml")},
+        ),
+    ],
+    "cron": [
+        Case(["status"], env={"LABCTL_CONFIG": str(FIXTURES / "cron.toml")}),
+        Case(["install", "--dry-run"], env={"LABCTL_CONFIG": str(FIXTURES / "cron.toml")}),
+        Case(["remove", "--dry-run"], env={"LABCTL_CONFIG": str(FIXTURES / "cron.toml")}),
+        Case(["install", "--every", "7m"], env={"LABCTL_CONFIG": str(FIXTURES / "cron.toml")}),
+    ],
     "log": [
         Case(["-t", "sweep"], '{"kind":"job","verdict":"failed"}\nbad\n'),
         Case(["-t", "note", "-m", "hello"]),

@@ -1,0 +1,237 @@
+"""`labctl cron install|status|remove|mark-run`: the periodic sweep, in the crontab once.
+
+install adds the sweep to the user's crontab (through `crontab -l` / `crontab -`, or the
+crontab file `[cron] file`) with a trailing `# labctl:sweep` tag so labctl can find it
+again: running it twice leaves one line, and a different line already carrying the tag is
+reported (exit 1) and left alone unless --replace. remove takes out only tagged lines.
+Every other byte of the crontab stays identical. status says what is installed, whether a
+cron daemon runs here and when the sweep last ran (scripts/sweep records each run with
+mark-run); it exits 1 when the sweep is missing, doubled, stale or cannot run.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from labctl.cli import EXIT_CODES_HELP, with_context
+from labctl.context import Context
+from labctl.schemas import COMMON, INT_OR_NULL, SECONDS, STR_OR_NULL, TIME, record
+
+_LINES = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {"line_number": {"type": "integer"}, "line": {"type": "string"}},
+        "required": ["line_number", "line"],
+    },
+}
+SCHEMAS = {
+    **COMMON,
+    "cron": record(
+        "cron",
+        "The sweep's crontab line: what install/remove did (or would do with --dry-run), "
+        "or what status found. status: installed, unchanged, replaced, conflict, removed, "
+        "absent, duplicate, recorded. needs_attention makes the exit code 1.",
+        {
+            "action": {"enum": ["install", "status", "remove", "mark-run"]},
+            "crontab": {"type": "string", "description": "which crontab (user or file)"},
+            "tag": {"type": "string"},
+            "status": {
+                "enum": [
+                    "installed",
+                    "unchanged",
+                    "replaced",
+                    "conflict",
+                    "removed",
+                    "absent",
+                    "duplicate",
+                    "recorded",
+                ]
+            },
+            "line": STR_OR_NULL,
+            "line_number": INT_OR_NULL,
+            "existing": _LINES,
+            "applied": {"type": "boolean"},
+            "cron_daemon": {"type": ["boolean", "null"]},
+            "last_run": {
+                "type": ["object", "null"],
+                "properties": {
+                    "started_at": TIME,
+                    "ended_at": TIME,
+                    "exit_code": INT_OR_NULL,
+                    "host": STR_OR_NULL,
+                    "age_s": SECONDS,
+                    "stale": {"type": "boolean"},
+                },
+            },
+            "needs_attention": {"type": "boolean"},
+            "message": {"type": "string"},
+        },
+        ["action", "status", "applied", "needs_attention", "message"],
+    ),
+}
+EXAMPLES = [
+    "labctl cron status || labctl cron install     # after a restart: never two sweeps",
+    "labctl cron install --every 30m",
+    'labctl cron install --replace --command "SWEEP_QUIET_OK=1 /opt/labctl/scripts/sweep"',
+    "labctl cron remove --dry-run",
+]
+# Variables labctl itself reads for its places: cron's bare environment lacks them, so an
+# installed line carries the ones set now (never a secret: only these names).
+_PLACE_VARS = (
+    "LABCTL_CONFIG",
+    "LABCTL_STATE_DIR",
+    "LABCTL_LOG_DIR",
+    "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
+)
+
+app = typer.Typer(
+    help="Install, show or remove the periodic sweep in the crontab (exactly once)."
+    "\n\nThe sweep's line carries a trailing `# labctl:sweep` tag; every other byte of the "
+    "crontab stays identical. `labctl cron status || labctl cron install` after a restart "
+    "never leaves two sweeps.",
+    epilog=EXIT_CODES_HELP,
+    add_completion=False,
+    rich_markup_mode=None,
+    no_args_is_help=True,
+)
+
+
+def _place(lc: Context) -> Any:
+    from labctl.backends.crontab import CrontabTarget
+    from labctl.cron.core import CronPlace
+
+    cfg = lc.config
+    file = cfg.get("cron.file")
+    target = CrontabTarget(
+        file=Path(file).expanduser() if file else None,
+        user=cfg.get("cron.user") or None,
+        program=cfg.get("cron.program"),
+        system=bool(cfg.get("cron.system_format")),
+    )
+    return CronPlace(
+        target=target,
+        state_dir=lc.state_dir,
+        stale_after_s=2 * cfg.get("progress.poll_interval_s") + 300,
+    )
+
+
+def default_command(lc: Context) -> str:
+    """This checkout's scripts/sweep, else the sweep pipeline with this labctl."""
+    import shutil
+
+    env = " ".join(
+        f"{name}={shlex.quote(lc.environ[name])}" for name in _PLACE_VARS if lc.environ.get(name)
+    )
+    if lc.config.path_source != "default" and "LABCTL_CONFIG" not in lc.environ:
+        env = f"LABCTL_CONFIG={shlex.quote(str(lc.config.path.resolve()))} {env}".strip()
+    script = Path(__file__).resolve().parents[2] / "scripts" / "sweep"
+    if script.is_file():
+        return f"{env} SWEEP_QUIET_OK=1 {shlex.quote(str(script))}".strip()
+    exe = shutil.which("labctl") or f"{sys.executable} -m labctl"
+    stages = ["poll", "diagnose", "guard", "log --topic sweep", "table --format table"]
+    pipe = " | ".join(f"{exe} {stage} --quiet" for stage in stages)
+    return f"{env} sh -c {shlex.quote(pipe)}".strip()
+
+
+def _seconds(text: str) -> float:
+    from labctl.errors import UsageError
+    from labctl.records import duration_seconds
+
+    try:
+        return duration_seconds(text)
+    except ValueError as exc:
+        raise UsageError(f"--every: {exc}") from None
+
+
+@app.command("install")
+@with_context("cron install")
+def install(
+    lc: Context,
+    every: Annotated[
+        str | None,
+        typer.Option("--every", metavar="DURATION", help="How often (default [cron] every)."),
+    ] = None,
+    schedule: Annotated[
+        str | None,
+        typer.Option("--schedule", help="A raw cron schedule instead ('7,37 * * * *')."),
+    ] = None,
+    command: Annotated[
+        str | None,
+        typer.Option("--command", help="What cron runs (default [cron] command, else the sweep)."),
+    ] = None,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Replace a different line carrying the tag.")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would change.")] = False,
+) -> int:
+    """Add the sweep to the crontab, tagged `# labctl:sweep`; twice leaves one line."""
+    from labctl.cron import schedule as sched
+    from labctl.cron.core import install as do_install
+    from labctl.cron.core import sweep_line
+    from labctl.cron.lines import escape_percent
+    from labctl.errors import UsageError
+
+    place = _place(lc)
+    if schedule is not None:
+        when = sched.check(schedule)
+    else:
+        text = every or lc.config.get("cron.every")
+        when = sched.every(_seconds(text), text)
+    cmd = command or lc.config.get("cron.command") or default_command(lc)
+    if "\n" in cmd or "\r" in cmd or not cmd.strip():
+        raise UsageError("--command must be one non-empty line")
+    line = sweep_line(when, escape_percent(cmd.strip()), place.target, lc.config.get("cron.user"))
+    return lc.emit([do_install(place, line, replace=replace, dry_run=dry_run)])
+
+
+@app.command("status")
+@with_context("cron status")
+def status(lc: Context) -> int:
+    """What is installed, whether cron runs here, and when the sweep last ran."""
+    from labctl.backends.crontab import daemon_running
+    from labctl.cron.core import status as do_status
+
+    return lc.emit([do_status(_place(lc), now=lc.clock(), daemon=daemon_running())])
+
+
+@app.command("remove")
+@with_context("cron remove")
+def remove(
+    lc: Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would change.")] = False,
+) -> int:
+    """Remove only the line(s) tagged `# labctl:sweep`; every other byte stays."""
+    from labctl.cron.core import remove as do_remove
+
+    return lc.emit([do_remove(_place(lc), dry_run=dry_run)])
+
+
+@app.command("mark-run")
+@with_context("cron mark-run")
+def mark_run(
+    lc: Context,
+    exit_code: Annotated[int, typer.Option("--exit-code", help="The sweep's exit code.")],
+    started_at: Annotated[
+        float | None, typer.Option("--started-at", help="When it started (epoch seconds).")
+    ] = None,
+) -> int:
+    """Record a sweep run in the state dir (scripts/sweep calls this at its end)."""
+    import socket
+
+    from labctl.cron.core import mark_run as do_mark
+
+    rec = do_mark(
+        lc.state_dir,
+        started=started_at,
+        ended=lc.clock(),
+        exit_code=exit_code,
+        host=socket.gethostname(),
+    )
+    return lc.emit([rec])

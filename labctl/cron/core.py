@@ -1,0 +1,205 @@
+"""`labctl cron install|status|remove|mark-run`: one `cron` record per call.
+
+The sweep's line is found again by its tag (`# labctl:sweep`). install leaves one line
+however often it runs; a different line that already carries the tag is reported
+(`conflict`, exit 1) and left alone unless `replace`; remove takes out only lines carrying
+the tag. Every other byte of the crontab stays identical (labctl.cron.lines).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from labctl.backends.crontab import CrontabTarget, edit, read
+from labctl.cron.lines import Line, append_line, parse, remove_lines, replace_line, tagged
+from labctl.records import parse_rfc3339, rfc3339
+
+SWEEP_TAG = "sweep"
+LAST_RUN_FILE = "sweep-last-run.json"
+
+
+@dataclass(frozen=True)
+class CronPlace:
+    target: CrontabTarget
+    state_dir: Path
+    lock_wait_s: float = 10.0
+    stale_after_s: float = 3900.0  # a last run older than this is stale
+
+
+def sweep_line(schedule: str, command: str, target: CrontabTarget, user: str | None) -> str:
+    who = f" {user or 'root'}" if target.system else ""
+    return f"{schedule}{who} {command} # labctl:{SWEEP_TAG}"
+
+
+def _shown(lines: list[Line]) -> list[dict[str, Any]]:
+    return [{"line_number": ln.number, "line": ln.shown} for ln in lines]
+
+
+def _base(place: CronPlace, action: str) -> dict[str, Any]:
+    return {
+        "kind": "cron",
+        "action": action,
+        "crontab": place.target.label,
+        "tag": f"labctl:{SWEEP_TAG}",
+    }
+
+
+class _Conflict(Exception):
+    def __init__(self, found: list[Line]) -> None:
+        self.found = found
+
+
+def install(place: CronPlace, line: str, *, replace: bool, dry_run: bool) -> dict[str, Any]:
+    rec = _base(place, "install") | {"line": line, "applied": False}
+    outcome: dict[str, Any] = {}
+
+    def change(data: bytes) -> bytes:
+        found = tagged(parse(data, system=place.target.system), SWEEP_TAG)
+        outcome["found"] = found
+        if not found:
+            outcome["status"] = "installed"
+            return append_line(data, line)
+        if len(found) == 1 and found[0].text.rstrip() == line:
+            outcome["status"] = "unchanged"
+            return data
+        if not replace:
+            raise _Conflict(found)
+        outcome["status"] = "replaced"
+        data = remove_lines(data, [f.number for f in found[1:]])
+        return replace_line(data, found[0].number, line)
+
+    try:
+        if dry_run:
+            snap = read(place.target)
+            new = change(snap.data)
+        else:
+            _, new = edit(
+                place.target, change, lock_dir=place.state_dir, lock_wait_s=place.lock_wait_s
+            )
+    except _Conflict as exc:
+        return rec | {
+            "status": "conflict",
+            "existing": _shown(exc.found),
+            "needs_attention": True,
+            "message": f"{len(exc.found)} other line(s) in {place.target.label} already carry "
+            f"the tag labctl:{SWEEP_TAG}; left as they are (--replace puts this line in "
+            "their place)",
+        }
+    status = outcome["status"]
+    mine = tagged(parse(new, system=place.target.system), SWEEP_TAG)
+    return rec | {
+        "status": status,
+        "applied": not dry_run and status != "unchanged",
+        "existing": _shown(outcome["found"]),
+        "line_number": mine[0].number if mine else None,
+        "needs_attention": False,
+        "message": {
+            "installed": f"the sweep is now in {place.target.label}",
+            "unchanged": f"the sweep was already in {place.target.label}; nothing changed",
+            "replaced": f"the sweep's line in {place.target.label} was replaced",
+        }[status]
+        + (" (dry run)" if dry_run and status != "unchanged" else ""),
+    }
+
+
+def remove(place: CronPlace, *, dry_run: bool) -> dict[str, Any]:
+    found: list[Line] = []
+
+    def change(data: bytes) -> bytes:
+        found[:] = tagged(parse(data, system=place.target.system), SWEEP_TAG)
+        return remove_lines(data, [f.number for f in found])
+
+    if dry_run:
+        change(read(place.target).data)
+    else:
+        edit(place.target, change, lock_dir=place.state_dir, lock_wait_s=place.lock_wait_s)
+    status = "removed" if found else "absent"
+    return _base(place, "remove") | {
+        "status": status,
+        "applied": bool(found) and not dry_run,
+        "existing": _shown(found),
+        "line": found[0].shown if found else None,
+        "needs_attention": False,
+        "message": f"{len(found)} line(s) tagged labctl:{SWEEP_TAG} removed from "
+        f"{place.target.label}" + (" (dry run)" if dry_run else "")
+        if found
+        else f"no line tagged labctl:{SWEEP_TAG} in {place.target.label}; nothing to remove",
+    }
+
+
+def last_run(state_dir: Path, now: float, stale_after_s: float) -> dict[str, Any] | None:
+    """What scripts/sweep recorded about its last run (None: never recorded)."""
+    try:
+        data = json.loads((state_dir / LAST_RUN_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    ended = parse_rfc3339(data.get("ended_at"))
+    age = None if ended is None else max(0.0, round(now - ended, 1))
+    return {
+        "started_at": data.get("started_at"),
+        "ended_at": data.get("ended_at"),
+        "exit_code": data.get("exit_code"),
+        "host": data.get("host"),
+        "age_s": age,
+        "stale": age is None or age > stale_after_s,
+    }
+
+
+def status(place: CronPlace, *, now: float, daemon: bool | None) -> dict[str, Any]:
+    found = tagged(parse(read(place.target).data, system=place.target.system), SWEEP_TAG)
+    run = last_run(place.state_dir, now, place.stale_after_s)
+    problems = []
+    if not found:
+        problems.append("the sweep is not installed (labctl cron install)")
+    elif len(found) > 1:
+        problems.append(f"{len(found)} lines carry the sweep's tag: it runs more than once")
+    if daemon is False:
+        problems.append("no cron daemon is running on this machine")
+    if found and (run is None or run["stale"]):
+        problems.append(
+            "the sweep has never recorded a run"
+            if run is None
+            else f"the sweep last ended {run['age_s']:.0f}s ago"
+        )
+    return _base(place, "status") | {
+        "status": "installed" if len(found) == 1 else ("absent" if not found else "duplicate"),
+        "applied": False,
+        "line": found[0].shown if found else None,
+        "line_number": found[0].number if found else None,
+        "existing": _shown(found),
+        "last_run": run,
+        "cron_daemon": daemon,
+        "needs_attention": bool(problems),
+        "message": "; ".join(problems) or "the sweep is installed once and ran recently",
+    }
+
+
+def mark_run(
+    state_dir: Path, *, started: float | None, ended: float, exit_code: int, host: str
+) -> dict[str, Any]:
+    """Remember the sweep's run (scripts/sweep calls this at its end)."""
+    from labctl.fsops import atomic_write_text
+
+    data: Mapping[str, Any] = {
+        "started_at": rfc3339(started),
+        "ended_at": rfc3339(ended),
+        "exit_code": exit_code,
+        "host": host,
+    }
+    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    atomic_write_text(state_dir / LAST_RUN_FILE, json.dumps(data) + "\n", mode=0o600)
+    return {
+        "kind": "cron",
+        "action": "mark-run",
+        "status": "recorded",
+        "applied": True,
+        "last_run": dict(data) | {"age_s": 0.0, "stale": False},
+        "needs_attention": False,
+        "message": f"sweep run recorded (exit {exit_code})",
+    }

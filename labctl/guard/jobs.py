@@ -1,0 +1,115 @@
+"""The job rules: max_running (per cluster or overall) and concluded, over job records.
+
+Jobs are deduplicated by poll's stable `key` (else cluster + job id). A job is running
+when its verdict starts with `running` or its state is RUNNING; `include_pending` also
+counts pending jobs against a max_running limit. A candidate (guard admit) is the job
+about to be launched: it counts as running, and only the rules it falls under can refuse
+it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from fnmatch import fnmatchcase
+from typing import Any
+
+from labctl.experiments.match import is_active_job
+from labctl.guard.rules import Rule
+from labctl.render.buckets import bucket_of
+
+Record = dict[str, Any]
+
+
+def _running(rec: Mapping[str, Any]) -> bool:
+    verdict = str(rec.get("verdict") or "")
+    return verdict.startswith("running") or str(rec.get("state") or "").upper() == "RUNNING"
+
+
+def _counts(rule: Rule, rec: Mapping[str, Any]) -> bool:
+    if _running(rec):
+        return True
+    return rule.include_pending and is_active_job(rec)
+
+
+def _in_scope(rule: Rule, rec: Mapping[str, Any], buckets: Mapping[str, Any]) -> bool:
+    if rule.clusters and rec.get("cluster") not in rule.clusters:
+        return False
+    name = str(rec.get("name") or "")
+    if rule.names and not any(fnmatchcase(name, p) for p in rule.names):
+        return False
+    return rule.bucket is None or bucket_of(rec, buckets) == rule.bucket
+
+
+def job_ref(rec: Mapping[str, Any]) -> Record:
+    return {
+        "cluster": rec.get("cluster"),
+        "job_id": rec.get("job_id"),
+        "name": rec.get("name"),
+        "state": rec.get("state"),
+        "verdict": rec.get("verdict"),
+    }
+
+
+def unique_jobs(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    seen: dict[Any, Mapping[str, Any]] = {}
+    for rec in records:
+        if rec.get("kind") == "job":
+            seen[rec.get("key") or (rec.get("cluster"), rec.get("job_id"))] = rec
+    return list(seen.values())
+
+
+def _violation(rule: Rule, cluster: str | None, jobs: Sequence[Mapping[str, Any]], limit: int,
+               what: str) -> Record:  # fmt: skip
+    where = f" on {cluster}" if cluster else ""
+    return {
+        "kind": "violation",
+        "rule": rule.name,
+        "rule_kind": rule.kind,
+        "cluster": cluster,
+        "count": len(jobs),
+        "limit": limit,
+        "jobs": [job_ref(j) for j in jobs],
+        "message": (rule.message + ": " if rule.message else "")
+        + f"{len(jobs)} {what}{where} (limit {limit})",
+    }
+
+
+def max_running(
+    rule: Rule, jobs: Sequence[Mapping[str, Any]], buckets: Mapping[str, Any],
+    candidate: Mapping[str, Any] | None = None,
+) -> list[Record]:  # fmt: skip
+    if candidate is not None and not _in_scope(rule, candidate, buckets):
+        return []
+    groups: dict[str | None, list[Mapping[str, Any]]] = {}
+    for rec in jobs:
+        if _in_scope(rule, rec, buckets) and _counts(rule, rec):
+            groups.setdefault(rec.get("cluster") if rule.per == "cluster" else None, []).append(rec)
+    scope = rule.bucket or "/".join(rule.names)
+    what = f"{scope} jobs {'running or pending' if rule.include_pending else 'running'}"
+    if candidate is not None:
+        group = candidate.get("cluster") if rule.per == "cluster" else None
+        held = [*groups.get(group, []), candidate]
+        return [_violation(rule, group, held, rule.limit, what)] if len(held) > rule.limit else []
+    return [
+        _violation(rule, group, held, rule.limit, what)
+        for group, held in sorted(groups.items(), key=lambda kv: str(kv[0]))
+        if len(held) > rule.limit
+    ]
+
+
+def concluded(
+    rule: Rule, jobs: Sequence[Mapping[str, Any]], patterns: Sequence[str],
+    candidate: Mapping[str, Any] | None = None,
+) -> list[Record]:  # fmt: skip
+    def hit(rec: Mapping[str, Any]) -> bool:
+        if rule.clusters and rec.get("cluster") not in rule.clusters:
+            return False
+        return any(fnmatchcase(str(rec.get("name") or ""), p) for p in patterns)
+
+    if candidate is not None:
+        found = [candidate] if hit(candidate) else []
+        what = "new job of a concluded series"
+    else:
+        found = [rec for rec in jobs if is_active_job(rec) and hit(rec)]
+        what = "pending or running job(s) of a concluded series"
+    return [_violation(rule, None, found, 0, what)] if found else []
