@@ -71,6 +71,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
         reads_records=True,
     ),
     CommandSpec(
+        "migrate-experiment",
+        "labctl.commands.migrate_experiment",
+        "Close an experiment in one safe pass: retire its rules, move it, write CLOSED.md.",
+    ),
+    CommandSpec(
         "cron",
         "labctl.commands.cron",
         "Install, show or remove the periodic sweep in the crontab (exactly once).",

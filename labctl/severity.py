@@ -66,6 +66,7 @@ RULES: dict[str, Callable[[dict[str, Any]], ExitCode]] = {
     "pr": _pr,
     "repo": _repo,
     "cron": _needs_attention,
+    "experiment": _needs_attention,
     "violation": lambda rec: ExitCode.ATTENTION,
     "admission": lambda rec: ExitCode.OK if rec.get("admitted") else ExitCode.ATTENTION,
 }

@@ -22,6 +22,8 @@ class Case:
     env: dict[str, str] = field(default_factory=dict)
 
 
+_NO_CRON = {"LABCTL_CONFIG": str(FIXTURES / "no-crontab.toml")}
+
 # Representative invocations of each command. A new command must add its cases here.
 CASES: dict[str, list[Case]] = {
     "poll": [
@@ -80,6 +82,11 @@ CASES: dict[str, list[Case]] = {
             ["admit", "--cluster", "local", "--name", "rl-c"],
             env={"LABCTL_CONFIG": str(FIXTURES / "guard.toml")},
         ),
+    ],
+    "migrate-experiment": [
+        Case(["exp1", "--root", str(FIXTURES / "experiments"), "--jobs", "-"], "\n", _NO_CRON),
+        Case(["--list", "--root", str(FIXTURES / "experiments"), "--jobs", "-"], "", _NO_CRON),
+        Case(["exp9", "--root", str(FIXTURES / "experiments"), "--jobs", "-"], "", _NO_CRON),
     ],
     "cron": [
         Case(["status"], env={"LABCTL_CONFIG": str(FIXTURES / "cron.toml")}),

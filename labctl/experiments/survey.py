@@ -1,10 +1,31 @@
-"""The experiments under a root: which are active, which complete (--list builds on it)."""
+"""`migrate-experiment --list`: every experiment under the root, what feeds it, when a
+job of it was last seen; flags what needs a person.
+
+Flags: `idle` (active, no pending or running job, and no job seen for idle_days),
+`still_fed` (complete, yet a cron line or refill entry still names it), `jobs_after_close`
+(complete, yet a job of it is pending or running).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
-from labctl.experiments.match import valid_name
+from labctl.backends.crontab import CrontabTarget, read
+from labctl.cron.lines import Line, parse
+from labctl.experiments.match import (
+    folder_forms,
+    is_active_job,
+    job_belongs,
+    job_patterns,
+    valid_name,
+)
+from labctl.guard.jobs import job_ref
+from labctl.records import parse_rfc3339, rfc3339
+
+Record = dict[str, Any]
+Seen = tuple[Record, float | None]  # a job record and when poll last saw it
 
 
 def names_in(folder: Path) -> list[str]:
@@ -16,3 +37,70 @@ def names_in(folder: Path) -> list[str]:
 
 def complete_names(root: Path) -> list[str]:
     return names_in(root / "complete")
+
+
+def _seen_at(rec: Record, seen: float | None) -> float | None:
+    if seen is not None:
+        return seen
+    times = [parse_rfc3339(rec.get(k)) for k in ("end_time", "start_time", "submit_time")]
+    return max((t for t in times if t is not None), default=None)
+
+
+def survey(
+    root: Path,
+    crontabs: Sequence[CrontabTarget],
+    refill_files: Sequence[Path],
+    jobs: Sequence[Seen],
+    templates: Sequence[str],
+    *,
+    now: float,
+    idle_s: float,
+) -> Iterator[Record]:
+    from labctl.experiments.rules import feeding, refill_plan
+
+    tabs: list[tuple[CrontabTarget, list[Line]]] = [
+        (t, parse(read(t).data, system=t.system)) for t in crontabs
+    ]
+    for state in ("active", "complete"):
+        for name in names_in(root / state):
+            path = root / state / name
+            dirs = folder_forms(path)
+            cron = [
+                {"crontab": t.label, "line_number": ln.number, "line": ln.shown}
+                for t, lines in tabs
+                for ln in feeding(lines, name, dirs)
+            ]
+            refill = [
+                {"file": str(f), "entry": e["entry"]}
+                for f in refill_files
+                for e in refill_plan(f, name)[0].entries
+            ]
+            mine = [
+                (r, _seen_at(r, t))
+                for r, t in jobs
+                if job_belongs(r, job_patterns(name, templates), dirs)
+            ]
+            live = [r for r, _ in mine if is_active_job(r)]
+            last = max(mine, key=lambda rt: rt[1] or 0.0, default=None)
+            flags = []
+            if state == "active" and not live and (last is None or now - (last[1] or 0) > idle_s):
+                flags.append("idle")
+            if state == "complete" and (cron or refill):
+                flags.append("still_fed")
+            if state == "complete" and live:
+                flags.append("jobs_after_close")
+            yield {
+                "kind": "experiment",
+                "name": name,
+                "status": state,
+                "path": str(path),
+                "cron": cron,
+                "refill": refill,
+                "jobs": [job_ref(r) for r in live],
+                "last_job": None
+                if last is None
+                else job_ref(last[0]) | {"seen_at": rfc3339(last[1])},
+                "flags": flags,
+                "needs_attention": bool(flags),
+                "message": ", ".join(flags) or "ok",
+            }

@@ -1,8 +1,9 @@
 """The jobs the last poll saw, from poll's state store (its public read API, nothing else).
 
-Used by `guard admit` and `migrate-experiment` when no records are piped in. Only the
-jobs the store still tracks as active (not finished, not forgotten) are returned, as
-their last `job` record, with when each cluster was last polled successfully.
+Used by `guard admit` and `migrate-experiment` when no records are piped in: the jobs
+the store still tracks as active (not finished, not forgotten) as their last `job`
+record, every stored job with when poll last saw it, and when each cluster was last
+polled successfully.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from typing import Any
 
 @dataclass
 class StoredJobs:
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)  # active jobs
+    seen: list[tuple[dict[str, Any], float]] = field(default_factory=list)  # all, last seen
     polled_at: dict[str, float | None] = field(default_factory=dict)  # cluster -> last ok
     exists: bool = True
 
 
 def stored_jobs(state_dir: Path, clusters: Sequence[str]) -> StoredJobs:
-    """Active jobs of `clusters` as the last poll saw them (exists=False: never polled)."""
+    """What the store holds for `clusters` (exists=False: poll never ran here)."""
     from labctl.poll.store import Store, store_path
 
     path = store_path(state_dir)
@@ -32,7 +34,10 @@ def stored_jobs(state_dir: Path, clusters: Sequence[str]) -> StoredJobs:
         out = StoredJobs()
         for cluster in clusters:
             out.polled_at[cluster] = store.cluster(cluster)["last_ok_at"]
-            out.records += [j.record for j in store.jobs(cluster).values() if j.active]
+            for job in store.jobs(cluster).values():
+                out.seen.append((job.record, job.last_seen))
+                if job.active:
+                    out.records.append(job.record)
         return out
     finally:
         store.close()

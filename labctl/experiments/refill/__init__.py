@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from labctl.experiments.refill.edits import Entry, label, splice, without
+from labctl.experiments.refill.edits import Entry, Unsupported, label, splice, without
 
 FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml"}
 
@@ -49,6 +49,9 @@ def plan(path: Path, raw: bytes, name: str) -> RefillPlan:
     try:
         text = raw.decode("utf-8")
         data, found = mod.entries(text, name)
+    except Unsupported as exc:
+        out.verified, out.error = False, f"cannot cut the entry out exactly: {exc}; edit by hand"
+        return out
     except Exception as exc:  # any parser's error: the file cannot be read as its format
         out.verified, out.error = False, f"cannot read it as {fmt}: {_first_line(exc)}"
         return out

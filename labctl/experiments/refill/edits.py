@@ -29,6 +29,10 @@ DataPath = tuple[Any, ...]
 ENTRY_FIELDS = ("name", "experiment")
 
 
+class Unsupported(ValueError):
+    """The entry is there, but its text cannot be cut out exactly (edit by hand)."""
+
+
 @dataclass(frozen=True)
 class Edit:
     start: int  # replace text[start:end] (str indices) with `insert`
@@ -64,6 +68,8 @@ def names_entry(item: Any, name: str) -> bool:
 def splice(text: str, edits: Iterable[Edit]) -> str:
     """Apply non-overlapping edits (ValueError if two overlap)."""
     ordered = sorted(set(edits), key=lambda e: (e.start, e.end))
+    if any(e.end < e.start for e in ordered):
+        raise ValueError("an entry's text does not follow its key (an alias?)")
     for a, b in itertools.pairwise(ordered):
         if b.start < a.end:
             raise ValueError("two entries overlap")
@@ -119,30 +125,46 @@ _AFTER = re.compile(r"[ \t]*(,)?[ \t]*(#[^\n]*)?(\r?\n)")
 _AFTER_NO_COMMENT = re.compile(r"[ \t]*(,)?[ \t]*(\r?\n)")
 
 
+def _runs(hits: Sequence[int]) -> list[tuple[int, int]]:
+    """Consecutive indices as (first, last) runs: [1, 2, 4] -> [(1, 2), (4, 4)]."""
+    runs: list[tuple[int, int]] = []
+    for i in sorted(set(hits)):
+        if runs and runs[-1][1] == i - 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs
+
+
 def flow_edits(
     text: str,
     open_at: int,
     close_at: int,
     elems: Sequence[tuple[int, int]],
-    i: int,
+    hits: Sequence[int],
     *,
     trailing_comma_ok: bool,
     comments: bool,
-) -> tuple[Edit, ...]:
-    """Remove element i of a flow collection whose brackets are at open_at/close_at."""
-    if len(elems) == 1:
-        return (Edit(open_at + 1, close_at),)
-    start, end = elems[i]
-    after = (_AFTER if comments else _AFTER_NO_COMMENT).match(text, end)
-    alone = text[line_start(text, start) : start].strip() == ""
-    if alone and after is not None:
-        edits = [Edit(line_start(text, start), after.end())]
-        last = i == len(elems) - 1
-        if last and after.group(1) is None and not trailing_comma_ok:
-            comma = text.find(",", elems[i - 1][1], start)
-            if comma >= 0:
-                edits.append(Edit(comma, comma + 1))
-        return tuple(edits)
-    if i > 0:
-        return (Edit(elems[i - 1][1], end),)
-    return (Edit(start, elems[i + 1][0]),)
+) -> dict[int, tuple[Edit, ...]]:
+    """Remove elements `hits` of a flow collection whose brackets are at open_at/close_at.
+
+    Consecutive elements go as one run; returns {first index of a run: its edits}."""
+    if len(set(hits)) == len(elems):
+        return {min(hits): (Edit(open_at + 1, close_at),)}
+    out: dict[int, tuple[Edit, ...]] = {}
+    for first, last in _runs(hits):
+        start, end = elems[first][0], elems[last][1]
+        after = (_AFTER if comments else _AFTER_NO_COMMENT).match(text, end)
+        alone = text[line_start(text, start) : start].strip() == ""
+        if alone and after is not None:
+            edits = [Edit(line_start(text, start), after.end())]
+            if last == len(elems) - 1 and after.group(1) is None and not trailing_comma_ok:
+                comma = text.find(",", elems[first - 1][1], start)
+                if comma >= 0:
+                    edits.append(Edit(comma, comma + 1))
+            out[first] = tuple(edits)
+        elif first > 0:
+            out[first] = (Edit(elems[first - 1][1], end),)
+        else:
+            out[first] = (Edit(start, elems[last + 1][0]),)
+    return out

@@ -54,28 +54,25 @@ def _scan(text: str, i: int) -> Node:
     return Node(i, m.end(), value=json.loads(m.group(0)))
 
 
-def _edits(text: str, node: Node, i: int) -> tuple[Any, ...]:
+def _walk(text: str, node: Node, data: Any, path: DataPath, name: str, out: list[Entry]) -> None:
+    hits: list[tuple[int, DataPath]] = []
+    for i, child in enumerate(node.items):
+        key: Any = node.keys[i][0] if node.is_object else i
+        if (key == name) if node.is_object else names_entry(data[i], name):
+            hits.append((i, (*path, key)))
+        else:
+            _walk(text, child, data[key], (*path, key), name, out)
+    if not hits:
+        return
     spans = [
         (node.keys[k][1] if node.is_object else child.start, child.end)
         for k, child in enumerate(node.items)
     ]
-    return flow_edits(
-        text, node.start, node.end - 1, spans, i, trailing_comma_ok=False, comments=False
-    )
-
-
-def _walk(text: str, node: Node, data: Any, path: DataPath, name: str, out: list[Entry]) -> None:
-    for i, child in enumerate(node.items):
-        if node.is_object:
-            key = node.keys[i][0]
-            if key == name:
-                out.append(Entry((*path, key), _edits(text, node, i)))
-                continue
-            _walk(text, child, data[key], (*path, key), name, out)
-        elif names_entry(data[i], name):
-            out.append(Entry((*path, i), _edits(text, node, i)))
-        else:
-            _walk(text, child, data[i], (*path, i), name, out)
+    edits = flow_edits(
+        text, node.start, node.end - 1, spans, [i for i, _ in hits],
+        trailing_comma_ok=False, comments=False,
+    )  # fmt: skip
+    out += [Entry(p, edits.get(i, ())) for i, p in hits]
 
 
 def entries(text: str, name: str) -> tuple[Any, list[Entry]]:

@@ -43,25 +43,29 @@ def _entry_of(path: DataPath, aots: set[DataPath], name: str) -> DataPath | None
 
 def _flow(text: str, value: Value, data: Any, path: DataPath, name: str,
           out: list[Entry]) -> None:  # fmt: skip
+    hits: list[tuple[int, DataPath]] = []
     for i, child in enumerate(value.items):
         if value.kind == "table":
             key = value.keys[i][0]
-            here = (*path, *key)
-            hit = key[-1] == name if len(key) == 1 else False
+            here, sub = (*path, *key), data[key[0]]
+            hit = len(key) == 1 and key[0] == name
         else:
-            here, hit = (*path, i), names_entry(data[i], name)
+            here, sub, hit = (*path, i), data[i], names_entry(data[i], name)
         if hit:
-            spans = [
-                (value.keys[k][1] if value.kind == "table" else c.start, c.end)
-                for k, c in enumerate(value.items)
-            ]
-            edits = flow_edits(
-                text, value.start, value.end - 1, spans, i,
-                trailing_comma_ok=value.kind == "array", comments=value.kind == "array",
-            )  # fmt: skip
-            out.append(Entry(here, edits))
+            hits.append((i, here))
         elif child.kind != "atom":
-            _flow(text, child, data[key[0]] if value.kind == "table" else data[i], here, name, out)
+            _flow(text, child, sub, here, name, out)
+    if not hits:
+        return
+    spans = [
+        (value.keys[k][1] if value.kind == "table" else c.start, c.end)
+        for k, c in enumerate(value.items)
+    ]
+    edits = flow_edits(
+        text, value.start, value.end - 1, spans, [i for i, _ in hits],
+        trailing_comma_ok=value.kind == "array", comments=value.kind == "array",
+    )  # fmt: skip
+    out += [Entry(p, edits.get(i, ())) for i, p in hits]
 
 
 def entries(text: str, name: str) -> tuple[Any, list[Entry]]:

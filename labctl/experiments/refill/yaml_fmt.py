@@ -11,15 +11,12 @@ from labctl.experiments.refill.edits import (
     DataPath,
     Edit,
     Entry,
+    Unsupported,
     content_end,
     flow_edits,
     line_end,
     line_start,
 )
-
-
-class Unsupported(ValueError):
-    pass
 
 
 def _end_of(node: Any) -> int:
@@ -36,6 +33,8 @@ def _block_lines(text: str, first: int, node: Any) -> Edit:
     if text[line_start(text, first) : first].strip(" \t-") != "":
         raise Unsupported("an entry shares its first line with other content")
     end = content_end(text, _end_of(node))
+    if end <= first:
+        raise Unsupported("the entry's value is an alias of a node defined elsewhere")
     return Edit(line_start(text, first), line_end(text, end - 1))
 
 
@@ -59,7 +58,10 @@ def _emptied(text: str, parent_key: Any | None, kind: str) -> Edit:
     return Edit(m.end(), m.end(), " " + empty)
 
 
-def _edits(text: str, coll: Any, i: int, parent_key: Any | None) -> tuple[Edit, ...]:
+def _edits(
+    text: str, coll: Any, hits: list[int], parent_key: Any | None
+) -> dict[int, tuple[Edit, ...]]:
+    """Edits removing elements `hits` of a collection, keyed by element index."""
     import yaml
 
     is_map = isinstance(coll, yaml.MappingNode)
@@ -71,19 +73,21 @@ def _edits(text: str, coll: Any, i: int, parent_key: Any | None) -> tuple[Edit, 
             coll.start_mark.index,
             coll.end_mark.index - 1,
             spans,
-            i,
+            hits,
             trailing_comma_ok=True,
             comments=True,
         )
-    if is_map:
-        key, value = coll.value[i]
-        edits = [_block_lines(text, key.start_mark.index, value)]
-    else:
-        item = coll.value[i]
-        edits = [_block_lines(text, _dash_before(text, item.start_mark.index), item)]
-    if len(coll.value) == 1:
-        edits.append(_emptied(text, parent_key, "map" if is_map else "seq"))
-    return tuple(edits)
+    out: dict[int, tuple[Edit, ...]] = {}
+    for i in hits:
+        if is_map:
+            key, value = coll.value[i]
+            out[i] = (_block_lines(text, key.start_mark.index, value),)
+        else:
+            item = coll.value[i]
+            out[i] = (_block_lines(text, _dash_before(text, item.start_mark.index), item),)
+    if len(set(hits)) == len(coll.value):
+        out[hits[0]] = (*out[hits[0]], _emptied(text, parent_key, "map" if is_map else "seq"))
+    return out
 
 
 def _names(loader: Any, node: Any, name: str) -> bool:
@@ -106,19 +110,23 @@ def _walk(loader: Any, text: str, node: Any, path: DataPath, name: str, key: Any
           out: list[Entry]) -> None:  # fmt: skip
     import yaml
 
+    hits: list[tuple[int, DataPath]] = []
     if isinstance(node, yaml.MappingNode):
         for i, (k, v) in enumerate(node.value):
             kval = loader.construct_object(k) if isinstance(k, yaml.ScalarNode) else None
             if kval == name:
-                out.append(Entry((*path, kval), _edits(text, node, i, key)))
+                hits.append((i, (*path, kval)))
             elif kval is not None:
                 _walk(loader, text, v, (*path, kval), name, k, out)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             if _names(loader, item, name):
-                out.append(Entry((*path, i), _edits(text, node, i, key)))
+                hits.append((i, (*path, i)))
             else:
                 _walk(loader, text, item, (*path, i), name, None, out)
+    if hits:
+        edits = _edits(text, node, [i for i, _ in hits], key)
+        out += [Entry(p, edits.get(i, ())) for i, p in hits]
 
 
 def entries(text: str, name: str) -> tuple[Any, list[Entry]]:

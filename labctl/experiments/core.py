@@ -1,0 +1,258 @@
+"""`labctl migrate-experiment NAME`: the steps, in order, each checking the state first.
+
+    1. lock (the experiments root) and check jobs: refuse while the experiment has a
+       pending or running job (--force --reason overrides, and says so)
+    2. retire its cron lines and refill entries (backed up, journaled, atomic)
+    3. move active/NAME to complete/NAME (rename, or copy-verify-delete)
+    4. CLOSED.md in the moved folder, and a dated log entry
+
+Dry run by default (nothing is written, the lock is not taken). A step that refuses or
+fails stops the run before anything after it: a closed experiment is never half-closed
+in a way a re-run cannot finish. One `experiment` record says what each step did.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from labctl.errors import LabctlError, UsageError
+from labctl.experiments import closing
+from labctl.experiments.journal import Journal
+from labctl.experiments.match import folder_forms, is_active_job, job_belongs
+from labctl.experiments.model import Record, Setup, Step, Stop
+from labctl.experiments.rules import cron_scan, refill_plan, retire_cron, retire_refill
+from labctl.guard.jobs import job_ref
+
+
+def _live_jobs(s: Setup) -> list[Record]:
+    dirs = [*folder_forms(s.active), *folder_forms(s.complete)]
+    return [j for j in s.jobs or [] if is_active_job(j) and job_belongs(j, s.job_patterns, dirs)]
+
+
+def check_jobs(s: Setup, journal: Journal | None) -> Step:
+    if not s.active.is_dir():
+        return Step("jobs", "skipped", "the folder was already moved")
+    if s.jobs is None:
+        note = "no job information (run `labctl poll` first, or pipe its records: --jobs -)"
+        if not s.force:
+            raise Stop(Step("jobs", "refused", note), "no_job_state")
+        return Step("jobs", "forced", f"{note}; going on because of --force: {s.reason}")
+    live = _live_jobs(s)
+    if not live:
+        return Step("jobs", "done", f"no pending or running job ({s.jobs_source})")
+    refs = [job_ref(j) for j in live]
+    names = ", ".join(f"{r['cluster']}/{r['job_id']} {r['name']}" for r in refs[:5])
+    if not s.force:
+        raise Stop(
+            Step(
+                "jobs",
+                "refused",
+                f"{len(live)} job(s) still pending or running: {names}",
+                {"jobs": refs},
+            ),
+            "jobs_active",
+        )
+    if journal is not None:
+        journal.data["forced"] = True
+        journal.data["forced_jobs"] = refs
+    msg = f"--force: going on past {len(live)} pending or running job(s) ({names}): {s.reason}"
+    return Step("jobs", "forced", msg, {"jobs": refs})
+
+
+def _rules_dry(s: Setup) -> tuple[list[Step], list[Record]]:
+    cron, mentions, refill, errors = [], [], [], []
+    for target in s.crontabs:
+        feed, ment = cron_scan(target, s)
+        cron += [
+            {"crontab": target.label, "line_number": ln.number, "line": ln.shown} for ln in feed
+        ]
+        mentions += [
+            {"crontab": target.label, "line_number": ln.number, "line": ln.shown} for ln in ment
+        ]
+    for path in s.refill_files:
+        plan, _ = refill_plan(path, s.name)
+        refill += [{"file": str(path), **e} for e in plan.entries]
+        if not plan.verified:
+            errors.append(f"{path}: {plan.error}")
+    steps = [
+        Step(
+            "cron",
+            "would_do" if cron else "nothing",
+            f"{_n(cron, 'cron line', 'cron lines')} to retire",
+            {"lines": cron},
+        ),
+        Step(
+            "refill",
+            "failed" if errors else ("would_do" if refill else "nothing"),
+            "; ".join(errors) or f"{_n(refill, 'refill entry', 'refill entries')} to remove",
+            {"entries": refill},
+        ),
+    ]
+    return steps, mentions
+
+
+def _retire(s: Setup, journal: Journal) -> list[Step]:
+    lines: list[Record] = []
+    for target in s.crontabs:
+        try:
+            lines += retire_cron(target, s, journal)
+        except LabctlError as exc:
+            raise Stop(
+                Step("cron", "failed", f"{target.label}: {exc.message}"), exc.reason
+            ) from None
+    s.hook("cron_done")
+    entries: list[Record] = []
+    for path in s.refill_files:
+        removed, error = retire_refill(path, s, journal)
+        if error is not None:
+            raise Stop(Step("refill", "failed", error, {"entries": entries}), "refill_unverified")
+        entries += removed
+    s.hook("refill_done")
+
+    def outcome(now: list[Record], section: str) -> str:
+        return "done" if now else ("already_done" if journal.data[section] else "nothing")
+
+    return [
+        Step(
+            "cron",
+            outcome(lines, "cron"),
+            f"retired {_n(lines, 'cron line', 'cron lines')}",
+            {"lines": lines},
+        ),
+        Step(
+            "refill",
+            outcome(entries, "refill"),
+            f"removed {_n(entries, 'refill entry', 'refill entries')}",
+            {"entries": entries},
+        ),
+    ]
+
+
+def _apply(s: Setup, journal: Journal, steps: list[Step]) -> None:
+    from labctl.fsops import state_lock
+
+    with state_lock(s.root, ".labctl-migrate", wait_s=s.lock_wait_s):
+        s.hook("locked")
+        closing.precheck(s, journal)
+        journal.start(
+            {
+                "id": secrets.token_hex(8),
+                "name": s.name,
+                "root": str(s.root),
+                "from": str(s.active),
+                "to": str(s.complete),
+                "reason": s.reason,
+                "who": s.who,
+                "host": s.host,
+                "started_at": s.now(),
+                "forced": False,
+            },
+            new_folder=s.active.is_dir() and not s.complete.exists(),
+        )
+        steps.append(check_jobs(s, journal))
+        journal.save()
+        s.hook("jobs_checked")
+        steps.extend(_retire(s, journal))
+        steps.append(closing.move(s, journal))
+        s.hook("moved")
+        steps.append(closing.write_closed(s, journal))
+        s.hook("closed_written")
+        steps.append(closing.write_log(s, journal))
+        if journal.data.get("done_at") is None:
+            journal.data["done_at"] = s.now()
+            journal.save()
+
+
+def _dry(s: Setup, journal: Journal, steps: list[Step]) -> list[Record]:
+    closing.precheck(s, journal)
+    steps.append(check_jobs(s, None))
+    rule_steps, mentions = _rules_dry(s)
+    steps.extend(rule_steps)
+    if s.active.is_dir():
+        dest = s.complete.parent if s.complete.parent.exists() else s.root
+        how = "rename" if _same_fs(s.active, dest) else "copy across file systems, verify, delete"
+        steps.append(Step("move", "would_do", f"{s.active} → {s.complete} ({how})"))
+    else:
+        steps.append(Step("move", "already_done", f"already in {s.complete}"))
+    steps.append(Step("closed_md", "would_do", f"write {s.complete / 'CLOSED.md'}"))
+    steps.append(Step("log", "would_do", f"a dated entry in {s.log_dir}"))
+    return mentions
+
+
+def _same_fs(a: Path, b: Path) -> bool:
+    try:
+        return os.stat(a).st_dev == os.stat(b).st_dev
+    except OSError:
+        return True
+
+
+def migrate(s: Setup) -> Record:
+    if not s.active.is_dir() and not s.complete.is_dir():
+        raise UsageError(
+            f"no experiment {s.name!r} in {s.root}/active or {s.root}/complete", reason="not_found"
+        )
+    journal = Journal.load(s.state_dir, s.name, s.root)
+    steps: list[Step] = []
+    reason, mentions = None, []
+    try:
+        if s.apply:
+            _apply(s, journal, steps)
+            mentions = [m for t in s.crontabs for m in _mentions(t, s)]
+        else:
+            mentions = _dry(s, journal, steps)
+    except Stop as stop:
+        steps.append(stop.step)
+        reason = stop.reason
+    return _record(s, journal, steps, reason, mentions)
+
+
+def _mentions(target: Any, s: Setup) -> list[Record]:
+    _, ment = cron_scan(target, s)
+    return [{"crontab": target.label, "line_number": ln.number, "line": ln.shown} for ln in ment]
+
+
+def _record(s: Setup, journal: Journal, steps: list[Step], reason: str | None,
+            mentions: list[Record]) -> Record:  # fmt: skip
+    done = any(st.outcome in ("done", "forced") for st in steps)
+    if reason is not None:
+        status = "refused" if steps[-1].outcome == "refused" else "failed"
+    elif not s.apply:
+        status = "would_close"
+    else:
+        status = "closed" if done else "already_closed"
+    d = journal.data if s.apply else {}
+    rec: Record = {
+        "kind": "experiment",
+        "name": s.name,
+        "status": status,
+        "applied": s.apply and reason is None,
+        "root": str(s.root),
+        "from": str(s.active),
+        "to": str(s.complete),
+        "close_reason": s.reason,
+        "forced": bool(d.get("forced")),
+        "steps": [st.record() for st in steps],
+        "retired_cron": d.get("cron", []),
+        "retired_refill": d.get("refill", []),
+        "mentions": mentions,
+        **(closing.closing_details(journal) if s.apply else {"closed_md": None, "log_entry": None}),
+        "reason": reason,
+        "needs_attention": reason is not None,
+        "message": steps[-1].message if reason is not None else _summary(status, s, steps),
+    }
+    return rec
+
+
+def _summary(status: str, s: Setup, steps: list[Step]) -> str:
+    if status == "would_close":
+        return f"dry run: would close {s.name} (--apply acts)"
+    if status == "already_closed":
+        return f"{s.name} was already closed; nothing changed"
+    return f"closed {s.name}: " + "; ".join(st.message for st in steps if st.outcome == "done")
+
+
+def _n(items: list[Any], one: str, many: str) -> str:
+    return f"{len(items)} {one if len(items) == 1 else many}"

@@ -1,0 +1,356 @@
+"""`labctl migrate-experiment`: closing an experiment in one safe pass, on a real user
+crontab (Debian's crontab binary, as a throwaway user), a system crontab file, YAML/TOML/
+JSON refill files and, for the copy path, a second file system (tmpfs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import tomli_w
+from helpers.cli import run_labctl
+from cronuser import cron_user, install, listing, user_crontab
+from schema_check import assert_valid
+
+from labctl.experiments.move import manifest
+
+__all__ = ["cron_user", "user_crontab"]
+
+USER_TAB = """# lab crontab: exp1 is the baseline (a comment naming it stays)
+MAILTO=ops@example.org
+EXP_ROOT={root}
+@reboot {root}/active/exp10/warmup.sh
+0 * * * * {root}/active/exp1/refill.sh --keep 4
+30 * * * * cd {root}/active/exp10 && ./refill.sh
+15 * * * * /data/exp1/sync.sh
+45 * * * * /mnt{root}/active/exp1/x.sh
+*/5 * * * * /lab/bin/watch exp1-ablation
+@reboot /lab/bin/launch.sh # labctl:experiment=exp1
+0 3 * * * /lab/bin/launch.sh # labctl:experiment=exp10
+@reboot /lab/bin/agent # other-tool:exp1
+"""
+USER_RETIRED = [
+    "0 * * * * {root}/active/exp1/refill.sh --keep 4\n",
+    "@reboot /lab/bin/launch.sh # labctl:experiment=exp1\n",
+]
+FILE_TAB = """SHELL=/bin/sh\r
+0 4 * * * root {root}/active/exp1/nightly-eval.sh "{root}/active/exp1"
+0 5 * * * root {root}/active/exp10/nightly-eval.sh
+0 6 * * * root find {root}/active -name 'exp1*'"""
+FILE_RETIRED = ['0 4 * * * root {root}/active/exp1/nightly-eval.sh "{root}/active/exp1"\n']
+YAML = """# keep-N: how many runs of each experiment stay queued
+refill:
+  exp1:            # the main sweep
+    keep: 4
+    script: {root}/active/exp1/refill.sh
+  exp10:
+    keep: 2
+notes: "exp1 is the baseline"   # a string naming exp1 stays
+"""
+YAML_RETIRED = [
+    "  exp1:            # the main sweep\n    keep: 4\n    script: {root}/active/exp1/refill.sh\n"
+]
+TOML = """# keep-N queues
+active = ["exp0", "exp1", "exp10"]
+
+[[queue]]
+name = "exp1"
+keep = 4
+
+[[queue]]
+name = "exp10"  # exp1's sibling
+keep = 2
+"""
+TOML_RETIRED = ['"exp1", ', '[[queue]]\nname = "exp1"\nkeep = 4\n']
+JSON_TEXT = """{
+  "refill": {
+    "exp1": {"keep": 4},
+    "exp10": {"keep": 2}
+  },
+  "order": ["exp1", "exp10"]
+}"""
+JSON_RETIRED = ['    "exp1": {"keep": 4},\n', '"exp1", ']
+
+
+def strip(text: str, parts: list[str]) -> bytes:
+    for part in parts:
+        assert text.count(part) == 1, part
+        text = text.replace(part, "", 1)
+    return text.encode()
+
+
+@dataclass
+class Lab:
+    root: Path
+    user: str
+    env: dict[str, str]
+    files: dict[str, tuple[Path, str, list[str]]]  # name -> (path, text, retired parts)
+    before: dict[str, tuple[str, int, str]]  # the experiment folder's manifest
+
+    def run(self, *args: str, input: str | None = None, **env: str):
+        return run_labctl("migrate-experiment", *args, input=input, env={**self.env, **env})
+
+    def fmt(self, text: str) -> str:
+        return text.replace("{root}", str(self.root))
+
+    def log_entries(self) -> list[Path]:
+        return sorted((Path(self.env["LABCTL_LOG_DIR"])).glob("*_closed-exp1*.md"))
+
+
+def make_lab(tmp: Path, user: str, second_fs: bool = False) -> Lab:
+    root = tmp / "experiments"
+    exp = root / "active" / "exp1"
+    (exp / "runs" / "seed1").mkdir(parents=True)
+    (exp / "empty").mkdir()
+    (exp / "runs" / "seed1" / "metrics.jsonl").write_text('{"step": 1}\n' * 100)
+    (exp / "ckpt.bin").write_bytes(os.urandom(1 << 20))
+    (exp / "latest").symlink_to("runs/seed1")
+    (root / "active" / "exp10").mkdir(parents=True)
+    (root / "active" / "exp10" / "keep.txt").write_text("exp10 stays")
+    if second_fs:
+        (root / "complete").mkdir()
+        proc = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(root / "complete")],
+            capture_output=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode().strip()}")
+    lab = Lab(root, user, {}, {}, manifest(exp))
+    texts = {"yaml": ("refill.yaml", YAML, YAML_RETIRED),
+             "toml": ("keepn.toml", TOML, TOML_RETIRED),
+             "json": ("refill.json", JSON_TEXT, JSON_RETIRED),
+             "crontab": ("labctl.cron", FILE_TAB, FILE_RETIRED)}  # fmt: skip
+    for key, (fname, text, retired) in texts.items():
+        path = tmp / fname
+        path.write_bytes(lab.fmt(text).encode())
+        lab.files[key] = (path, lab.fmt(text), [lab.fmt(r) for r in retired])
+    install(user, lab.fmt(USER_TAB).encode())
+    config = {
+        "cron": {"user": user},
+        "experiments": {
+            "root": str(root),
+            "crontabs": [str(lab.files["crontab"][0])],
+            "system_crontabs": True,
+            "refill_files": [str(lab.files[k][0]) for k in ("yaml", "toml", "json")],
+        },
+    }
+    (tmp / "config.toml").write_text(tomli_w.dumps(config))
+    jobs = tmp / "jobs.jsonl"
+    jobs.write_text(
+        json.dumps({"kind": "job", "cluster": "c1", "job_id": "7", "name": "exp10-seed1",
+                    "verdict": "running", "work_dir": str(root / "active" / "exp10")}) + "\n"
+        + json.dumps({"kind": "job", "cluster": "c1", "job_id": "3", "name": "exp1-seed1",
+                      "verdict": "completed", "state": "COMPLETED"}) + "\n"
+    )  # fmt: skip
+    lab.env = {
+        "LABCTL_CONFIG": str(tmp / "config.toml"),
+        "LABCTL_LOG_DIR": str(tmp / "log"),
+        "JOBS": str(jobs),
+    }
+    return lab
+
+
+@pytest.fixture
+def lab(tmp_path: Path, user_crontab: str) -> Lab:
+    return make_lab(tmp_path, user_crontab)
+
+
+@pytest.fixture
+def lab2(tmp_path: Path, user_crontab: str):
+    lab = make_lab(tmp_path, user_crontab, second_fs=True)
+    yield lab
+    subprocess.run(["umount", "-l", str(lab.root / "complete")], check=False)
+
+
+def untouched(lab: Lab) -> None:
+    assert listing(lab.user) == lab.fmt(USER_TAB).encode()
+    for path, text, _ in lab.files.values():
+        assert path.read_bytes() == text.encode(), path
+    assert manifest(lab.root / "active" / "exp1") == lab.before
+    assert not (lab.root / "complete" / "exp1").exists()
+
+
+def assert_closed(lab: Lab) -> None:
+    """The one end state, whichever way it was reached."""
+    retired_user = [lab.fmt(r) for r in USER_RETIRED]
+    assert listing(lab.user) == strip(lab.fmt(USER_TAB), retired_user)  # no other line lost
+    for path, text, retired in lab.files.values():
+        assert path.read_bytes() == strip(text, retired), path
+    done = lab.root / "complete" / "exp1"
+    assert not (lab.root / "active" / "exp1").exists()
+    after = manifest(done)
+    closed = after.pop("CLOSED.md")
+    assert after == lab.before and closed[0] == "file"
+    text = (done / "CLOSED.md").read_text()
+    for line in [*retired_user, *lab.files["crontab"][2]]:
+        assert line.strip() in text
+    assert "keep: 4" in text and "refill.exp1" in text and "queue[0]" in text
+    assert "Reason: converged" in text
+    assert (lab.root / "active" / "exp10" / "keep.txt").read_text() == "exp10 stays"
+    entries = lab.log_entries()
+    assert len(entries) == 1 and "converged" in entries[0].read_text()
+
+
+def test_dry_run_shows_the_plan_and_changes_nothing(lab: Lab) -> None:
+    res = lab.run("exp1", "--jobs", lab.env["JOBS"])
+    assert_valid("migrate-experiment", res.records)
+    (rec,) = res.records
+    assert res.code == 0 and rec["status"] == "would_close" and rec["applied"] is False
+    steps = {s["step"]: s for s in rec["steps"]}
+    assert {ln["line"] for ln in steps["cron"]["lines"]} == {
+        *(lab.fmt(r).strip() for r in USER_RETIRED),
+        lab.fmt(FILE_RETIRED[0]).strip(),
+    }
+    assert {(Path(e["file"]).name, e["entry"]) for e in steps["refill"]["entries"]} == {
+        ("refill.yaml", "refill.exp1"),
+        ("keepn.toml", "active[1]"),
+        ("keepn.toml", "queue[0]"),
+        ("refill.json", "refill.exp1"),
+        ("refill.json", "order[0]"),
+    }
+    assert "(rename)" in steps["move"]["message"]
+    mentioned = {m["line"] for m in rec["mentions"]}
+    assert "15 * * * * /data/exp1/sync.sh" in mentioned  # shown, never retired
+    untouched(lab)
+
+
+def test_closes_in_one_pass_and_a_rerun_changes_nothing(lab: Lab) -> None:
+    res = lab.run("exp1", "--jobs", lab.env["JOBS"], "--reason", "converged", "--apply")
+    assert_valid("migrate-experiment", res.records)
+    (rec,) = res.records
+    assert res.code == 0 and rec["status"] == "closed", rec["message"]
+    assert [s["outcome"] for s in rec["steps"]] == ["done"] * 6
+    assert len(rec["retired_cron"]) == 3 and len(rec["retired_refill"]) == 5
+    assert_closed(lab)
+    backups = list((Path(os.environ["XDG_STATE_HOME"]) / "labctl" / "backups").rglob("*.bak"))
+    assert {b.read_bytes() for b in backups} >= {lab.fmt(USER_TAB).encode(), lab.fmt(YAML).encode()}
+
+    stamps = {p: p.stat().st_mtime_ns for p, _, _ in lab.files.values()}
+    again = lab.run("exp1", "--jobs", lab.env["JOBS"], "--reason", "converged", "--apply")
+    (rec2,) = again.records
+    assert again.code == 0 and rec2["status"] == "already_closed", rec2
+    assert {s["outcome"] for s in rec2["steps"]} <= {"skipped", "nothing", "already_done"}
+    assert_closed(lab)
+    assert stamps == {p: p.stat().st_mtime_ns for p, _, _ in lab.files.values()}
+
+
+def test_refuses_while_a_job_is_pending_or_running(lab: Lab, tmp_path: Path) -> None:
+    jobs = tmp_path / "busy.jsonl"
+    jobs.write_text(
+        json.dumps({"kind": "job", "cluster": "c1", "job_id": "9", "name": "ablation",
+                    "verdict": "pending", "work_dir": str(lab.root / "active" / "exp1" / "runs")})
+        + "\n"
+    )  # fmt: skip
+    res = lab.run("exp1", "--jobs", str(jobs), "--reason", "converged", "--apply")
+    (rec,) = res.records
+    assert res.code == 1 and rec["status"] == "refused" and rec["reason"] == "jobs_active"
+    assert rec["steps"][-1]["jobs"][0]["job_id"] == "9"  # matched by its work dir
+    untouched(lab)
+    # no job information at all (never polled, nothing piped): refused too
+    res = lab.run("exp1", "--reason", "converged", "--apply")
+    assert res.code == 1 and res.records[0]["reason"] == "no_job_state"
+    untouched(lab)
+    forced = lab.run("exp1", "--jobs", str(jobs), "--force", "--reason", "converged; zombie")
+    assert forced.records[0]["status"] == "would_close"  # --force alone is still a dry run
+    forced = lab.run("exp1", "--jobs", "-", "--force", "--apply", "--reason", "converged",
+                     input=jobs.read_text())  # fmt: skip
+    (rec,) = forced.records
+    assert forced.code == 0 and rec["forced"] is True
+    assert rec["steps"][0]["outcome"] == "forced"
+    assert "--force" in rec["steps"][0]["message"]
+    assert "Forced past 1 pending/running job" in (lab.root / "complete/exp1/CLOSED.md").read_text()
+
+
+def test_never_replaces_or_nests_into_an_existing_destination(lab: Lab) -> None:
+    (lab.root / "complete" / "exp1").mkdir(parents=True)  # empty: os.rename would replace it
+    res = lab.run("exp1", "--jobs", lab.env["JOBS"], "--reason", "converged", "--apply")
+    (rec,) = res.records
+    assert res.code == 1 and rec["reason"] == "destination_exists"
+    assert list((lab.root / "complete" / "exp1").iterdir()) == []
+    (lab.root / "complete" / "exp1").rmdir()
+    untouched(lab)  # refused before any rule was retired
+
+
+def test_a_refill_file_it_cannot_edit_stops_before_the_move(lab: Lab) -> None:
+    path, _, _ = lab.files["yaml"]
+    anchored = "base: &b {keep: 1}\nrefill:\n  exp1: *b\n"  # an alias: data shared
+    path.write_text(anchored)
+    lab.files["yaml"] = (path, anchored, [])
+    res = lab.run("exp1", "--jobs", lab.env["JOBS"], "--reason", "converged", "--apply")
+    (rec,) = res.records
+    assert res.code == 1 and rec["status"] == "failed"
+    assert path.read_text() == anchored and (lab.root / "active" / "exp1").is_dir()
+
+
+def test_unknown_experiment_and_bad_names_are_usage_errors(lab: Lab) -> None:
+    for name in ("exp2", "../exp1", ".hidden"):
+        res = lab.run(name, "--jobs", lab.env["JOBS"])
+        assert res.code == 2, name
+    assert lab.run("exp1", "--apply", "--jobs", lab.env["JOBS"]).code == 2  # needs --reason
+
+
+def test_secrets_in_a_retired_line_never_reach_closed_md_or_the_log(lab: Lab) -> None:
+    token = "hf_" + "Q7" * 15
+    tab = lab.fmt(USER_TAB) + f"0 1 * * * HF_TOKEN={token} {lab.root}/active/exp1/up.sh\n"
+    install(lab.user, tab.encode())
+    res = lab.run("exp1", "--jobs", lab.env["JOBS"], "--reason", "converged", "--apply")
+    assert res.code == 0 and token not in res.stdout
+    assert token not in (lab.root / "complete/exp1/CLOSED.md").read_text()
+    assert token not in lab.log_entries()[0].read_text()
+    state = Path(os.environ["XDG_STATE_HOME"]) / "labctl" / "migrations"
+    assert all(token not in p.read_text() for p in state.iterdir())
+
+
+def test_across_file_systems_copy_verify_delete(lab2: Lab) -> None:
+    res = lab2.run("exp1", "--jobs", lab2.env["JOBS"], "--reason", "converged", "--apply")
+    (rec,) = res.records
+    assert res.code == 0, rec["message"]
+    move = next(s for s in rec["steps"] if s["step"] == "move")
+    assert move["how"] == "copy" and move["files"] == 2 and move["bytes"] > 1 << 20
+    assert_closed(lab2)
+    assert not list((lab2.root / "complete").glob(".*partial*"))
+
+
+CRASH_POINTS = [
+    "locked", "jobs_checked", "cron_journaled", "cron_done", "refill_journaled",
+    "refill_done", "mid_copy", "copy_verified", "copy_placed", "mid_delete", "moved",
+    "closed_written",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("point", CRASH_POINTS)
+def test_killed_at_any_point_a_rerun_finishes_the_job(lab2: Lab, point: str) -> None:
+    args = ("exp1", "--jobs", lab2.env["JOBS"], "--reason", "converged", "--apply")
+    killed = lab2.run(*args, LABCTL_TEST_CRASH_AT=point)
+    assert killed.code == -9, (point, killed.stdout, killed.stderr)  # SIGKILL, mid-flight
+    res = lab2.run(*args)
+    assert res.code == 0 and res.records[0]["status"] == "closed", res.stdout
+    assert_closed(lab2)
+    assert not list((lab2.root / "complete").glob(".*partial*"))
+    assert lab2.run(*args).records[0]["status"] == "already_closed"
+
+
+def test_list_flags_idle_still_fed_and_jobs_after_close(lab: Lab, tmp_path: Path) -> None:
+    (lab.root / "complete" / "exp7").mkdir(parents=True)
+    install(lab.user, (lab.fmt(USER_TAB) + f"0 9 * * * {lab.root}/complete/exp7/x.sh\n").encode())
+    jobs = tmp_path / "seen.jsonl"
+    jobs.write_text(
+        json.dumps({"kind": "job", "cluster": "c1", "job_id": "1", "name": "exp10-a",
+                    "verdict": "running", "start_time": "2026-11-30T10:00:00Z"}) + "\n"
+    )  # fmt: skip
+    res = lab.run("--list", "--jobs", str(jobs))
+    assert_valid("migrate-experiment", res.records)
+    by = {r["name"]: r for r in res.records}
+    assert res.code == 1
+    assert by["exp1"]["flags"] == ["idle"] and by["exp1"]["status"] == "active"
+    assert by["exp10"]["flags"] == [] and by["exp10"]["last_job"]["job_id"] == "1"
+    assert by["exp7"]["flags"] == ["still_fed"] and by["exp7"]["status"] == "complete"
+    assert {e["entry"] for e in by["exp1"]["refill"]} == {
+        "refill.exp1", "active[1]", "queue[0]", "order[0]"
+    }  # fmt: skip
+    assert len(by["exp1"]["cron"]) == 3 and len(by["exp10"]["cron"]) == 4
