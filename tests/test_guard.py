@@ -126,6 +126,7 @@ def test_forbid_setting_reads_the_configs_not_their_text(tmp_path) -> None:
     (cfgs / "rl" / "stringly.yaml").write_text('enable_db_registration: "true"\nother: 1\n')
     (cfgs / "eval.toml").write_text('[db]\nenable_db_registration = true\nnote = "x"\n')
     (cfgs / "sft.json").write_text('{"run": {"enable_db_registration": 1}}')
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in cfgs.rglob("*.*")}
     rule = {
         "kind": "forbid_setting",
         "files": ["configs/**/*.yaml", "configs/*.toml", "configs/*.json"],
@@ -144,6 +145,8 @@ def test_forbid_setting_reads_the_configs_not_their_text(tmp_path) -> None:
     rule["key"] = "db.enable_db_registration"
     res = run_labctl("guard", "--input", "/dev/null", env=write(tmp_path, [rule]), cwd=tmp_path)
     assert {Path(f["path"]).name for f in violations(res)[0]["files"]} == {"eval.toml"}
+    # guard reads, never edits: every config is as it was
+    assert before == {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in cfgs.rglob("*.*")}
 
 
 def test_forbid_setting_with_only_comments_and_strings_is_clean(tmp_path) -> None:

@@ -46,6 +46,18 @@ def _seen_at(rec: Record, seen: float | None) -> float | None:
     return max((t for t in times if t is not None), default=None)
 
 
+def _flags(state: str, fed: bool, live: list[Record], last: Seen | None, now: float,
+           idle_s: float) -> list[str]:  # fmt: skip
+    flags = []
+    if state == "active" and not live and (last is None or now - (last[1] or 0) > idle_s):
+        flags.append("idle")
+    if state == "complete" and fed:
+        flags.append("still_fed")
+    if state == "complete" and live:
+        flags.append("jobs_after_close")
+    return flags
+
+
 def survey(
     root: Path,
     crontabs: Sequence[CrontabTarget],
@@ -75,20 +87,11 @@ def survey(
                 for f in refill_files
                 for e in refill_plan(f, name)[0].entries
             ]
-            mine = [
-                (r, _seen_at(r, t))
-                for r, t in jobs
-                if job_belongs(r, job_patterns(name, templates), dirs)
-            ]
+            patterns = job_patterns(name, templates)
+            mine = [(r, _seen_at(r, t)) for r, t in jobs if job_belongs(r, patterns, dirs)]
             live = [r for r, _ in mine if is_active_job(r)]
             last = max(mine, key=lambda rt: rt[1] or 0.0, default=None)
-            flags = []
-            if state == "active" and not live and (last is None or now - (last[1] or 0) > idle_s):
-                flags.append("idle")
-            if state == "complete" and (cron or refill):
-                flags.append("still_fed")
-            if state == "complete" and live:
-                flags.append("jobs_after_close")
+            flags = _flags(state, bool(cron or refill), live, last, now, idle_s)
             yield {
                 "kind": "experiment",
                 "name": name,
