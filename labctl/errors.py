@@ -49,9 +49,10 @@ BACKEND_REASONS = frozenset(
         "locked",
         "backend",
         "io_error",
+        "crontab_failed",
     }
 )
-USAGE_REASONS = frozenset({"usage", "config", "bad_config"})
+USAGE_REASONS = frozenset({"usage", "config", "bad_config", "no_such_experiment"})
 
 
 def exit_code_for_reason(reason: str | None) -> ExitCode:

@@ -224,6 +224,8 @@ def test_a_failing_crontab_command_is_a_backend_error(tmp_path) -> None:
     res = run_labctl("cron", "status", env=env)
     assert res.code == 3 and res.records[0]["reason"] == "crontab_failed"
     assert "unknown" in res.records[0]["message"]
+    # the same error read downstream in a pipeline still means "a backend was unreachable"
+    assert run_labctl("table", "-f", "jsonl", input=res.stdout).code == 3
 
 
 @pytest.mark.parametrize(

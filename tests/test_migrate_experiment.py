@@ -291,6 +291,7 @@ def test_unknown_experiment_and_bad_names_are_usage_errors(lab: Lab) -> None:
     for name in ("exp2", "../exp1", ".hidden"):
         res = lab.run(name, "--jobs", lab.env["JOBS"])
         assert res.code == 2, name
+    assert lab.run("exp2", "--jobs", lab.env["JOBS"]).records[0]["reason"] == "no_such_experiment"
     assert lab.run("exp1", "--apply", "--jobs", lab.env["JOBS"]).code == 2  # needs --reason
 
 

@@ -192,7 +192,8 @@ def _same_fs(a: Path, b: Path) -> bool:
 def migrate(s: Setup) -> Record:
     if not s.active.is_dir() and not s.complete.is_dir():
         raise UsageError(
-            f"no experiment {s.name!r} in {s.root}/active or {s.root}/complete", reason="not_found"
+            f"no experiment {s.name!r} in {s.root}/active or {s.root}/complete",
+            reason="no_such_experiment",
         )
     journal = Journal.load(s.state_dir, s.name, s.root)
     steps: list[Step] = []
