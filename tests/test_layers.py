@@ -20,6 +20,12 @@ FORBIDDEN = {
     "diagnose": {"poll", "render", "commands"},
     "render": {"poll", "diagnose", "cluster", "commands"},
     "gate": {"poll", "diagnose", "render", "cluster", "commands"},
+    "cron": {"poll", "diagnose", "render", "cluster", "commands", "guard", "experiments"},
+    # guard counts jobs with the table's buckets (render.buckets), reads poll's store
+    # (poll.store) and lists a resource through the job-table reader (cluster.jobtable)
+    "guard": {"diagnose", "commands", "gate"},
+    "experiments": {"poll", "diagnose", "render", "cluster", "commands", "guard", "gate"},
+    "logbook.py": {"poll", "diagnose", "render", "cluster", "commands", "backends"},
     "verdicts.py": {"parse", "progress", "backends", "cluster", "poll", "diagnose", "commands"},
 }
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 import tomli_w
-from helpers.cli import run_labctl
 from cronuser import cron_user, install, listing, user_crontab
+from helpers.cli import run_labctl
 from schema_check import assert_valid
 
 from labctl.experiments.move import manifest

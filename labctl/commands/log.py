@@ -11,8 +11,6 @@ below. Everything written is redacted. The records read pass through unchanged a
 from __future__ import annotations
 
 import re
-import time
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,6 +19,7 @@ import typer
 
 from labctl.context import Context
 from labctl.errors import UsageError
+from labctl.logbook import render_entry, write_entry
 from labctl.schemas import COMMON, record
 
 SCHEMAS = {
@@ -44,85 +43,6 @@ EXAMPLES = [
     'labctl log --topic launch --message "Started rl-grpo-qwen7b v3 (lr 3e-7) on c1"',
 ]
 _TOPIC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
-MAX_ATTENTION_LINES = 40
-
-
-def entry_path(log_dir: Path, date: str, topic: str, attempt: int) -> Path:
-    suffix = "" if attempt == 1 else f"-{attempt}"
-    return log_dir / f"{date}_{topic}{suffix}.md"
-
-
-def _headline(rec: dict[str, Any]) -> str | None:
-    """One human line for a record that needs a person, else None."""
-    from labctl.errors import ExitCode
-    from labctl.severity import severity
-
-    if severity(rec) == ExitCode.OK:
-        return None
-    kind = rec.get("kind")
-    if kind == "error":
-        return f"error ({rec.get('reason')}): {rec.get('message')}"
-    if kind == "job":
-        where = f"{rec.get('cluster')}/{rec.get('job_id')}"
-        diag = rec.get("diagnosis") or {}
-        why = f" — {diag.get('category')}: {diag.get('fix')}" if diag.get("category") else ""
-        return f"{where} {rec.get('name')}: {rec.get('verdict')}{why}"
-    if kind == "file":
-        return f"{rec.get('path')}: not verified ({rec.get('reason')})"
-    if kind == "pr":
-        where = f"{rec.get('repo')}#{rec.get('number')} {rec.get('title') or ''}".rstrip()
-        return f"{where}: {rec.get('decision')} — {rec.get('message')}"
-    return f"{kind}: {rec.get('message') or rec.get('reason') or rec.get('category') or ''}"
-
-
-def render_entry(
-    topic: str, when: float, records: list[dict[str, Any]], message: str | None
-) -> str:
-    from labctl.emit import dumps
-    from labctl.records import rfc3339
-
-    counts = Counter(str(r.get("kind")) for r in records)
-    verdicts = Counter(str(r.get("verdict")) for r in records if r.get("kind") == "job")
-    decisions = Counter(str(r.get("decision")) for r in records if r.get("kind") == "pr")
-    lines = [f"# {topic} — {rfc3339(when)}", ""]
-    if message:
-        lines += [message.strip(), ""]
-    if records:
-        summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-        lines.append(f"Records: {summary}.")
-        if verdicts:
-            lines.append(
-                "Jobs: " + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())) + "."
-            )
-        if decisions:
-            lines.append(
-                "PRs: " + ", ".join(f"{n} {d}" for d, n in sorted(decisions.items())) + "."
-            )
-        attention = [h for h in map(_headline, records) if h]
-        lines += ["", f"## Needs a person ({len(attention)})", ""]
-        lines += [f"- {h}" for h in attention[:MAX_ATTENTION_LINES]] or ["- nothing"]
-        if len(attention) > MAX_ATTENTION_LINES:
-            lines.append(f"- … and {len(attention) - MAX_ATTENTION_LINES} more")
-        lines += ["", "## Records", "", "```jsonl"]
-        lines += [dumps(r) for r in records]
-        lines.append("```")
-    return "\n".join(lines) + "\n"
-
-
-def write_entry(log_dir: Path, topic: str, when: float, text: str) -> Path:
-    """Create the next free `YYYY-MM-DD_<topic>[-N].md`; never touches an existing file."""
-    from labctl.fsops import create_exclusive
-
-    log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    date = time.strftime("%Y-%m-%d", time.localtime(when))
-    data = text.encode("utf-8")
-    for attempt in range(1, 10_000):
-        path = entry_path(log_dir, date, topic, attempt)
-        try:
-            return create_exclusive(path, data, mode=0o600)
-        except FileExistsError:
-            continue
-    raise UsageError(f"too many {topic} entries for {date} in {log_dir}")
 
 
 def run(

@@ -167,8 +167,8 @@ def _jobs(
     lc: Context, jobs: str | None
 ) -> tuple[Any, list[tuple[dict[str, Any], float | None]], str]:
     """(active-or-not job records or None, records with last-seen times, source)."""
-    from labctl.guard.stored import stored_jobs
     from labctl.cluster.config import configured_clusters
+    from labctl.guard.stored import stored_jobs
     from labctl.stream import read_records
 
     if jobs is not None:

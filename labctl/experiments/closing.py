@@ -158,7 +158,7 @@ def write_closed(s: Setup, journal: Journal) -> Step:
 
 
 def write_log(s: Setup, journal: Journal) -> Step:
-    from labctl.commands.log import render_entry, write_entry
+    from labctl.logbook import render_entry, write_entry
 
     d = journal.data
     if d["logged_revision"] >= d["revision"] and d.get("log_entries"):

@@ -21,10 +21,9 @@ from typing import Any
 from labctl.errors import LabctlError, UsageError
 from labctl.experiments import closing
 from labctl.experiments.journal import Journal
-from labctl.experiments.match import folder_forms, is_active_job, job_belongs
+from labctl.experiments.match import folder_forms, is_active_job, job_belongs, job_ref
 from labctl.experiments.model import Record, Setup, Step, Stop
 from labctl.experiments.rules import cron_scan, refill_plan, retire_cron, retire_refill
-from labctl.guard.jobs import job_ref
 
 
 def _live_jobs(s: Setup) -> list[Record]:

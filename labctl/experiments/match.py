@@ -85,3 +85,14 @@ def line_mentions(command: str, name: str) -> bool:
         re.search(r"(?<![A-Za-z0-9_.-])" + re.escape(name) + r"(?![A-Za-z0-9_])", command)
         is not None
     )
+
+
+def job_ref(rec: Mapping[str, Any]) -> dict[str, Any]:
+    """A job as a violation or a refusal names it."""
+    return {
+        "cluster": rec.get("cluster"),
+        "job_id": rec.get("job_id"),
+        "name": rec.get("name"),
+        "state": rec.get("state"),
+        "verdict": rec.get("verdict"),
+    }

@@ -19,9 +19,9 @@ from labctl.experiments.match import (
     is_active_job,
     job_belongs,
     job_patterns,
+    job_ref,
     valid_name,
 )
-from labctl.guard.jobs import job_ref
 from labctl.records import parse_rfc3339, rfc3339
 
 Record = dict[str, Any]

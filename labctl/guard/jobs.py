@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
-from labctl.experiments.match import is_active_job
+from labctl.experiments.match import is_active_job, job_ref
 from labctl.guard.rules import Rule
 from labctl.render.buckets import bucket_of
 
@@ -38,16 +38,6 @@ def _in_scope(rule: Rule, rec: Mapping[str, Any], buckets: Mapping[str, Any]) ->
     if rule.names and not any(fnmatchcase(name, p) for p in rule.names):
         return False
     return rule.bucket is None or bucket_of(rec, buckets) == rule.bucket
-
-
-def job_ref(rec: Mapping[str, Any]) -> Record:
-    return {
-        "cluster": rec.get("cluster"),
-        "job_id": rec.get("job_id"),
-        "name": rec.get("name"),
-        "state": rec.get("state"),
-        "verdict": rec.get("verdict"),
-    }
 
 
 def unique_jobs(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
