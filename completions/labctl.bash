@@ -5,8 +5,7 @@ _labctl() {
   cmd=""; sub=""
   for ((i=1; i<COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --cluster|--config|--cycle|--explain|--format|--input|--jobs|--merge-method|--message|--model|--move-to|--since|--source|--streak|--topic|--window|-c|-f|-i|-j|-m|-s|-t) ((i++)) ;;
-      --bucket|--cluster|--command|--config|--cycle|--every|--exit-code|--explain|--format|--input|--merge-method|--message|--model|--move-to|--name|--partition|--schedule|--since|--source|--started-at|--streak|--topic|--window|-c|-f|-i|-m|-n|-s|-t) ((i++)) ;;
+      --bucket|--cluster|--command|--config|--cycle|--every|--exit-code|--explain|--format|--input|--jobs|--merge-method|--message|--model|--move-to|--name|--partition|--reason|--root|--schedule|--since|--source|--started-at|--streak|--topic|--window|-c|-f|-i|-j|-m|-n|-s|-t) ((i++)) ;;
       -*) ;;
       *) if [[ -z $cmd ]]; then cmd="${COMP_WORDS[i]}"; elif [[ -z $sub ]]; then sub="${COMP_WORDS[i]}"; fi ;;
     esac
@@ -29,6 +28,8 @@ _labctl() {
     --move-to) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --name) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --reason) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --root) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --schedule) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --since) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --source) COMPREPLY=($(compgen -W "supabase postgres -" -- "$cur")); return ;;
@@ -46,7 +47,7 @@ _labctl() {
     -t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "poll diagnose strip-yaml-comments table log gate merge-green guard cron schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "poll diagnose strip-yaml-comments table log gate merge-green guard migrate-experiment cron schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
     poll) COMPREPLY=($(compgen -W "--cluster -c --since --changed-only --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     diagnose) COMPREPLY=($(compgen -W "--input -i --all --window --full --group --catalog --explain --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     strip-yaml-comments) COMPREPLY=($(compgen -W "--apply --check --move-to --hidden -H --no-ignore -I --jobs -j --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
@@ -59,6 +60,7 @@ _labctl() {
         "") COMPREPLY=($(compgen -W "admit --help" -- "$cur")) ;;
         admit) COMPREPLY=($(compgen -W "--cluster -c --name -n --bucket --partition --poll --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
       esac ;;
+    migrate-experiment) COMPREPLY=($(compgen -W "--root --reason --jobs --force --apply --list --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     cron)
       case "$sub" in
         "") COMPREPLY=($(compgen -W "install mark-run remove status --help" -- "$cur")) ;;
@@ -67,7 +69,7 @@ _labctl() {
         remove) COMPREPLY=($(compgen -W "--dry-run --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
         status) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help" -- "$cur")) ;;
       esac ;;
-    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help poll diagnose strip-yaml-comments table log gate merge-green guard cron schema config" -- "$cur")) ;;
+    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help poll diagnose strip-yaml-comments table log gate merge-green guard migrate-experiment cron schema config" -- "$cur")) ;;
     config)
       case "$sub" in
         "") COMPREPLY=($(compgen -W "init path show --help" -- "$cur")) ;;
