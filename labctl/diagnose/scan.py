@@ -20,7 +20,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from labctl.diagnose.catalog import Catalog
-from labctl.diagnose.fingerprint import exception_type
+from labctl.diagnose.fingerprint import exception_type, normalise
 from labctl.diagnose.hits import (
     KEEP,
     MAX_TEXT,
@@ -257,7 +257,9 @@ class Scanner(TracebackFollower):
             entry=i,
             rel=rel,
             text=clip(line),
-            key=clip(line[at:]),
+            # normalised before it is capped: a long line (PyTorch's OOM message runs past
+            # MAX_TEXT) must not be cut at a place that moves with the digits of this run
+            key=normalise(line[at : at + 8 * MAX_TEXT].decode("utf-8", "replace"))[:MAX_TEXT],
             exc=exception_type(text, len(head)),
             before=tuple(clip(b) for b in lines_before(data, ls, CONTEXT_BEFORE)),
             after=tuple(clip(b) for b in lines_after(data, le, CONTEXT_AFTER, n)),
