@@ -161,3 +161,28 @@ def test_group_one_record_per_fingerprint() -> None:
     top = groups[0]
     assert top["kind"] == "diagnosis_group" and top["category"] == "cuda_oom"
     assert top["sources"] == ["run0.log", "run1.log", "run2.log"] and top["jobs"] == ["4711"]
+
+
+def _long_oom(rng: random.Random) -> str:
+    n = lambda: f"{rng.uniform(1, 99999):.{rng.randint(0, 3)}f}"  # noqa: E731
+    return (
+        f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {n()} MiB. GPU 0 has a "
+        f"total capacity of 79.15 GiB of which {n()} MiB is free. Process "
+        f"{rng.randint(1, 4 << 20)} has {n()} GiB memory in use. Of the allocated memory "
+        f"{n()} GiB is allocated by PyTorch, "
+        f"and {n()} MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory "
+        "is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
+        "fragmentation.  See documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
+    )
+
+
+def test_a_line_longer_than_the_evidence_cap_keeps_its_fingerprint() -> None:
+    """PyTorch's OOM message is ~480 characters: where a 400-character cut falls moves with
+    the digits of each run, so the key is normalised first, then capped."""
+    rng = random.Random(7)
+    lines = [_long_oom(rng) for _ in range(20)]
+    assert min(len(x) for x in lines) > 400
+    fps = {diagnose_text(x)["fingerprint"] for x in lines}
+    assert len(fps) == 1
+    assert diagnose_text(lines[0])["fingerprint"] != diagnose_text(lines[0][:300])["fingerprint"]
