@@ -154,6 +154,16 @@ disabled = true
         ("any = ['x']\naction = {type = 'reboot'}", "action type 'reboot' is not one of"),
         ("any = ['x']\naction = {type = 'scale_arg'}", "action 'scale_arg' needs arg, factor"),
         ("any = ['x']\nexplains = ['nope']", "explains unknown id or category 'nope'"),
+        ("any = ['x']\naction = {type = 'add_arg', arg = 'a', once = 1}", "once must be true"),
+        (
+            "any = ['x']\naction = {type = 'scale_arg', arg = 'a', factor = 0}",
+            "factor must be positive",
+        ),
+        ("any = ['x']\naction = {type = 'set_env', name = 'A'}", "needs a value, or unset"),
+        (
+            "any = ['x']\naction = {type = 'reduce_scope', arg = 'a', factor = '1/2'}",
+            "factor must be a number",
+        ),
         ("any = 'x'", "field 'any' must be a list"),
         ("any = ['x']\nrole = 'boss'", "role must be one of"),
         ("", "needs at least one pattern"),
@@ -215,3 +225,28 @@ lustre: Read timed out on ost13\"\"\"]
     assert not entry_matches(cat, "flaky_fs", "nfs: Read timed out\nmount point\n" * 2)  # all
     assert not entry_matches(cat, "flaky_fs", "lustre: Read timed out, retrying\nmount point\n" * 2)
     assert not entry_matches(cat, "flaky_fs", "lustre: Read timed out\nmount point\n")  # min_hits
+
+
+def test_arg_families_merge_and_validate(tmp_path: Path) -> None:
+    """supervise's argument spellings are catalog data: a user file adds spellings."""
+    shipped = default_catalog().arg_families
+    assert "per_device_train_batch_size" in shipped["batch_size"]
+    assert "max_grad_norm" in shipped["grad_clip"]
+    p = _write(tmp_path, '[arg_families]\nbatch_size = ["mbs"]\nlr = ["learning_rate", "lr"]\n')
+    fams = load_catalog([p]).arg_families
+    assert fams["batch_size"][: len(shipped["batch_size"])] == shipped["batch_size"]
+    assert fams["batch_size"][-1] == "mbs" and fams["lr"] == ("learning_rate", "lr")
+    for bad in ('[arg_families]\nbs = "x"\n', '[arg_families]\nBad-Name = ["x"]\n'):
+        with pytest.raises(ConfigError, match="arg_families"):
+            load_catalog([_write(tmp_path, bad, "bad.toml")])
+
+
+def test_actions_carry_what_supervise_needs() -> None:
+    cat = default_catalog()
+    assert cat.entry("cuda_oom").action["min"] == 1
+    hung = cat.entry("hung_no_output").action
+    assert hung["type"] == "reduce_scope" and hung["once"] is True
+    assert cat.entry("nan_loss_logged").action == {
+        "type": "add_arg", "arg": "max_grad_norm", "value": 1.0, "once": True,
+    }  # fmt: skip
+    assert cat.entry("cuda_driver_mismatch").action["value"] == ""

@@ -56,13 +56,10 @@ def expand_paths(paths: Iterable[str]) -> Iterator[Path]:
 
 
 def _options(lc: Context, window: int, full: bool) -> DiagnoseOptions:
-    from labctl.diagnose import load_catalog
+    from labctl.diagnose.load import configured_catalog
     from labctl.diagnose.options import DiagnoseOptions
 
-    files = lc.config.section("catalog").get("files", [])
-    if not isinstance(files, list):
-        raise UsageError("[catalog] files must be a list of TOML catalog paths")
-    catalog = load_catalog([Path(f).expanduser() for f in files])
+    catalog = configured_catalog(lc.config.section("catalog"))
     return DiagnoseOptions(catalog=catalog, redactor=lc.redactor, window=window, full=full)
 
 

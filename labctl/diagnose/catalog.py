@@ -120,6 +120,8 @@ class Catalog:
 
     entries: list[Entry]
     module_packages: dict[str, str] = field(default_factory=dict)
+    # family name -> spellings of one command-line argument (supervise's scale_arg/add_arg)
+    arg_families: dict[str, tuple[str, ...]] = field(default_factory=dict)
     use_re2: bool = regex.HAVE_RE2
 
     def __post_init__(self) -> None:

@@ -34,14 +34,21 @@ ACTION_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     # type: (required, optional)
     "none": (frozenset(), frozenset()),
     "resubmit": (frozenset(), frozenset({"resume", "exclude_node", "kill_first", "backoff_s"})),
-    "scale_arg": (frozenset({"arg", "factor"}), frozenset({"min", "max"})),
-    "add_arg": (frozenset({"arg"}), frozenset({"value"})),
-    "set_env": (frozenset({"name", "value"}), frozenset()),
-    "install_module": (frozenset({"from_group"}), frozenset({"module"})),
+    "scale_arg": (frozenset({"arg", "factor"}), frozenset({"min", "max", "once"})),
+    "reduce_scope": (
+        frozenset({"arg", "factor"}),
+        frozenset({"min", "once", "kill_first", "resume"}),
+    ),
+    "add_arg": (frozenset({"arg"}), frozenset({"value", "once"})),
+    "set_env": (frozenset({"name"}), frozenset({"value", "unset", "once"})),
+    "install_module": (frozenset({"from_group"}), frozenset({"module", "once"})),
     "prune_disk": (frozenset(), frozenset({"min_free_bytes"})),
     "scale_resource": (frozenset({"resource", "factor"}), frozenset({"max"})),
     "previous_checkpoint": (frozenset(), frozenset()),
 }
+# value types of action fields (any other field: a string)
+_ACTION_NUMBERS = frozenset({"factor", "min", "max", "backoff_s", "min_free_bytes"})
+_ACTION_FLAGS = frozenset({"once", "unset", "resume", "exclude_node", "kill_first"})
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
 MAX_NEAR_LINES = 20
 
@@ -120,6 +127,16 @@ def _check_action(action: Any, src: str, where: str) -> None:
         raise _err(src, where, f"action {kind!r} needs {', '.join(missing)}")
     if extra:
         raise _err(src, where, f"action {kind!r}: unknown field(s) {', '.join(extra)}")
+    for k, v in action.items():
+        number = isinstance(v, int | float) and not isinstance(v, bool)
+        flag = isinstance(v, bool)
+        if (k in _ACTION_NUMBERS and not number) or (k in _ACTION_FLAGS and not flag):
+            want = "a number" if k in _ACTION_NUMBERS else "true or false"
+            raise _err(src, where, f"action {kind!r}: {k} must be {want}")
+    if kind in ("scale_arg", "reduce_scope") and action["factor"] <= 0:
+        raise _err(src, where, f"action {kind!r}: factor must be positive")
+    if kind == "set_env" and ("value" in action) == bool(action.get("unset")):
+        raise _err(src, where, "action 'set_env' needs a value, or unset = true (not both)")
 
 
 def _finish(d: Mapping[str, Any], src: str, where: str) -> Entry:
@@ -139,12 +156,15 @@ def _finish(d: Mapping[str, Any], src: str, where: str) -> Entry:
     return Entry(**fields)
 
 
-def _parse(text: str, src: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
+Parsed = tuple[list[dict[str, Any]], dict[str, str], dict[str, tuple[str, ...]]]
+
+
+def _parse(text: str, src: str) -> Parsed:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _err(src, "file", f"not valid TOML: {exc}") from None
-    extra = sorted(set(data) - {"version", "entry", "module_packages"})
+    extra = sorted(set(data) - {"version", "entry", "module_packages", "arg_families"})
     if extra:
         raise _err(src, "file", f"unknown top-level key(s) {', '.join(extra)}")
     if data.get("version", 1) != 1:
@@ -163,7 +183,21 @@ def _parse(text: str, src: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
     mp = data.get("module_packages", {})
     if not isinstance(mp, dict) or not all(isinstance(v, str) for v in mp.values()):
         raise _err(src, "module_packages", "must map module names to package names")
-    return out, dict(mp)
+    return out, dict(mp), _families(data.get("arg_families", {}), src)
+
+
+def _families(raw: Any, src: str) -> dict[str, tuple[str, ...]]:
+    """`[arg_families]`: a family name -> the spellings of one command-line argument."""
+    ok = isinstance(raw, dict) and all(
+        isinstance(v, list) and v and all(isinstance(x, str) and x.strip() for x in v)
+        for v in raw.values()
+    )
+    if not ok:
+        raise _err(src, "arg_families", "must map family names to non-empty lists of names")
+    for name in raw:
+        if not _ID.match(name):
+            raise _err(src, "arg_families", f"family {name!r} must be snake_case")
+    return {k: tuple(v) for k, v in raw.items()}
 
 
 def _merge(base: dict[str, dict[str, Any]], items: list[dict[str, Any]], src: str) -> None:
@@ -201,6 +235,7 @@ def load_catalog(
     """The shipped catalog merged with `user_files` (in order), validated and compiled."""
     merged: dict[str, dict[str, Any]] = {}
     modules: dict[str, str] = {}
+    families: dict[str, tuple[str, ...]] = {}
     sources: list[tuple[str, str]] = []
     if shipped:
         sources.append(("labctl/data/catalog.toml", shipped_text()))
@@ -211,9 +246,11 @@ def load_catalog(
         except OSError as exc:
             raise _err(str(p), "file", f"cannot read: {exc.strerror or exc}") from None
     for src, text in sources:
-        items, mp = _parse(text, src)
+        items, mp, fam = _parse(text, src)
         _merge(merged, items, src)
         modules.update(mp)
+        for name, spellings in fam.items():  # a user file adds spellings to a family
+            families[name] = tuple(dict.fromkeys(families.get(name, ()) + spellings))
     entries = []
     for ident, d in merged.items():
         src = d.pop("_src")
@@ -229,7 +266,15 @@ def load_catalog(
         if required not in ids:
             raise _err("catalog", f"entry {required}", "required entry is missing or disabled")
     kw = {} if use_re2 is None else {"use_re2": use_re2 and regex.HAVE_RE2}
-    return Catalog(entries, modules, **kw)
+    return Catalog(entries, modules, families, **kw)
+
+
+def configured_catalog(catalog_section: Mapping[str, Any]) -> Catalog:
+    """The shipped catalog merged with the config's `[catalog] files` (a list of paths)."""
+    files = catalog_section.get("files", [])
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise ConfigError("[catalog] files must be a list of TOML catalog paths")
+    return load_catalog([Path(f).expanduser() for f in files])
 
 
 @functools.lru_cache(maxsize=1)
