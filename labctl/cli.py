@@ -106,7 +106,12 @@ def load_command(spec: CommandSpec) -> Any:
     else:
         app = typer.Typer(add_completion=False, rich_markup_mode=None)
         handler = with_context(spec.name)(module.cli)
-        app.command(name=spec.name, help=module.cli.__doc__, epilog=EXIT_CODES_HELP)(handler)
+        app.command(
+            name=spec.name,
+            help=module.cli.__doc__,
+            epilog=EXIT_CODES_HELP,
+            context_settings=getattr(module, "CONTEXT_SETTINGS", None),
+        )(handler)
         cmd = typer.main.get_command(app)
     cmd.name = spec.name
     return _attach_common(cmd)

@@ -51,11 +51,18 @@ class Context:
         if not self.quiet:
             print(self.redactor.text(message), file=self.stderr)
 
-    def emit(self, records: Iterable[dict[str, Any]], severity: Severity | None = None) -> int:
-        """Hand records to the one emitter; returns the exit code they add up to."""
+    def emit(
+        self,
+        records: Iterable[dict[str, Any]],
+        severity: Severity | None = None,
+        *,
+        severity_only: bool = False,
+    ) -> int:
+        """Hand records to the one emitter; returns the exit code they add up to
+        (`severity` adds the command's rules to the shared ones, or replaces them)."""
         from labctl.emit import run_emitter
 
-        return run_emitter(self, records, severity)
+        return run_emitter(self, records, severity, severity_only=severity_only)
 
 
 def resolve_format(requested: str, stdout_isatty: bool) -> str:

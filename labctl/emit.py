@@ -116,12 +116,18 @@ class Emitter:
 
 
 def run_emitter(
-    ctx: Context, records: Iterable[dict[str, Any]], severity: Severity | None = None
+    ctx: Context,
+    records: Iterable[dict[str, Any]],
+    severity: Severity | None = None,
+    *,
+    severity_only: bool = False,
 ) -> int:
     """Emit every record; return the worst exit code they call for.
 
-    A `LabctlError` raised by the core mid-stream is emitted as an `error` record through
-    this same emitter (so a JSON array stays valid) and re-raised for `main()` to map.
+    `severity` adds a command's own rules to the shared ones (labctl/severity.py), or with
+    `severity_only` replaces them. A `LabctlError` raised by the core mid-stream is emitted
+    as an `error` record through this same emitter (so a JSON array stays valid) and
+    re-raised for `main()` to map.
     """
     started = time.monotonic()
     emitter = Emitter(ctx)
@@ -129,7 +135,8 @@ def run_emitter(
     try:
         for rec in records:
             rec = emitter.emit(rec)
-            code = worst(code, default_severity(rec))
+            if not (severity_only and severity is not None):
+                code = worst(code, default_severity(rec))
             if severity is not None:
                 code = worst(code, severity(rec))
     except LabctlError as exc:

@@ -25,12 +25,18 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
-# Worst-of ordering used when combining record severities: 3 > 1 > 0.
-_RANK = {ExitCode.OK: 0, ExitCode.ATTENTION: 1, ExitCode.BACKEND: 2, ExitCode.USAGE: 3}
+# Worst-of ordering used when combining record severities: 130 > 2 > 3 > 1 > 0.
+_RANK = {
+    ExitCode.OK: 0,
+    ExitCode.ATTENTION: 1,
+    ExitCode.BACKEND: 2,
+    ExitCode.USAGE: 3,
+    ExitCode.INTERRUPTED: 4,
+}
 
 
 def worst(a: ExitCode, b: ExitCode) -> ExitCode:
-    """The more serious of two exit codes (usage > backend > attention > ok)."""
+    """The more serious of two exit codes (interrupted > usage > backend > attention > ok)."""
     return a if _RANK.get(a, 0) >= _RANK.get(b, 0) else b
 
 

@@ -37,6 +37,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
         reads_records=True,
     ),
     CommandSpec(
+        "supervise",
+        "labctl.commands.supervise",
+        "Run an experiment; fix known failures from the catalog and re-run; escalate the rest.",
+    ),
+    CommandSpec(
         "strip-yaml-comments",
         "labctl.commands.strip_yaml_comments",
         "Remove comments, and only comments, from YAML files (verified, atomic).",

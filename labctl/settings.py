@@ -183,6 +183,41 @@ SETTINGS: tuple[Setting, ...] = (
     _s("cron.file", "", "a crontab file to edit instead of the user's crontab"),
     _s("cron.system_format", False, "cron.file has a user field (/etc/crontab, /etc/cron.d)"),
     _s("cron.program", "crontab", "the crontab command (`crontab -l` reads, `crontab -` writes)"),
+    # -- supervise (run a command, fix known failures, escalate the rest) -----------------
+    _s("supervise.max_retries", 3, "re-runs after the first attempt before escalating"),
+    _s("supervise.stall_after_s", 1800.0, "no output for this long: the child is hung"),
+    _s("supervise.kill_grace_s", 10.0, "seconds between SIGTERM and SIGKILL (at most 30)"),
+    _s(
+        "supervise.allow_install",
+        False,
+        "let an install_module fix pip-install a missing module into the child's interpreter",
+    ),
+    _s(
+        "supervise.notify",
+        "",
+        "command run on an escalation, with the escalation's .md path as its last argument",
+        secret=True,
+    ),
+    _s("supervise.escalate_to", "", "directory that gets a copy of every escalation file"),
+    _s(
+        "supervise.batch_size_args",
+        [],
+        "more spellings of the batch-size argument (added to the catalog's batch_size family)",
+        kind=list,
+    ),
+    _s("supervise.scope_args", [], "more spellings of a step/epoch limit (family scope)"),
+    _s(
+        "supervise.grad_clip_args",
+        [],
+        "more spellings of a gradient-clipping argument (family grad_clip)",
+        kind=list,
+    ),
+    _s(
+        "supervise.num_workers_args",
+        [],
+        "more spellings of a DataLoader workers argument (family num_workers)",
+        kind=list,
+    ),
     # -- secrets -----------------------------------------------------------------------
     _s(
         "secrets.env",

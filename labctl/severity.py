@@ -69,6 +69,9 @@ RULES: dict[str, Callable[[dict[str, Any]], ExitCode]] = {
     "experiment": _needs_attention,
     "violation": lambda rec: ExitCode.ATTENTION,
     "admission": lambda rec: ExitCode.OK if rec.get("admitted") else ExitCode.ATTENTION,
+    # supervise's final events: gave up and asks a person (1), was interrupted (130)
+    "escalated": lambda rec: ExitCode.ATTENTION,
+    "interrupted": lambda rec: ExitCode.INTERRUPTED,
 }
 
 

@@ -85,7 +85,7 @@ JOB = record(
     "and `log_age_s` is measured against the cluster's own clock.",
     {
         "cluster": {"type": "string"},
-        "scheduler": {"enum": ["slurm", "command"]},
+        "scheduler": {"enum": ["slurm", "command", "supervise"]},
         "key": {
             "type": "string",
             "description": "stable identity: cluster:job_id_raw[/array_task]@submit_epoch",
@@ -145,7 +145,7 @@ JOB = record(
             "description": "slurmstepd kill fingerprints in the log tail: time_limit, "
             "preemption, node_failure, requeue, cancelled, oom",
         },
-        "source": {"enum": ["squeue", "sacct", "squeue+sacct", "command", "store"]},
+        "source": {"enum": ["squeue", "sacct", "squeue+sacct", "command", "store", "supervise"]},
         "observed_at": TIME,
         "first_seen": TIME,
         "new": {"type": "boolean", "description": "first time the state store sees this job"},

@@ -1,0 +1,3 @@
+"""Imports a module that is not installed."""
+
+import labctl_test_missing_module  # noqa: F401
