@@ -1,0 +1,131 @@
+"""supervise while it runs: signals forwarded to the child's group, the registration a
+poll adapter reads, a dead supervisor's run reported as not running."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import LABCTL, run_labctl
+from jsonschema import Draft202012Validator
+from schema_check import assert_valid
+from supervise_util import alive, child, left_behind, registration, supervise
+
+from labctl.backends.proc import terminate_group
+from labctl.poll.schema import JOB
+from labctl.supervise.registration import job_record, supervisor_alive
+
+
+class Live:
+    """`labctl supervise` in the background, its events read as they come."""
+
+    def __init__(self, tmp_path: Path, command: list[str], *options: str) -> None:
+        self.state = tmp_path / "state"
+        self.marker = uuid.uuid4().hex
+        env = dict(os.environ, LABCTL_STATE_DIR=str(self.state), LABCTL_TEST_MARKER=self.marker)
+        self.proc = subprocess.Popen(
+            [*LABCTL, "supervise", *options, "--", *command],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        self.records: list[dict[str, Any]] = []
+
+    def until(self, kind: str) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.records.append(json.loads(line))
+            if self.records[-1]["kind"] == kind:
+                return self.records[-1]
+        raise AssertionError(f"no {kind} event; stderr: {self.proc.stderr.read()!r}")  # type: ignore[union-attr]
+
+    def finish(self, timeout: float = 30) -> int:
+        out, _ = self.proc.communicate(timeout=timeout)
+        self.records += [json.loads(x) for x in out.splitlines() if x.strip()]
+        return self.proc.returncode
+
+
+def _wait_for_output(log: str, text: str, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in Path(log).read_text():
+        assert time.monotonic() < deadline, f"{text!r} never reached {log}"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(
+    ("sig", "args"),
+    [(signal.SIGTERM, []), (signal.SIGINT, ["--ignore-term"])],
+    ids=["sigterm", "sigint-child-ignores-term"],
+)
+def test_signals_are_forwarded_to_the_childs_group(
+    tmp_path: Path, sig: int, args: list[str]
+) -> None:
+    live = Live(tmp_path, child("hang", *args), "--kill-grace", "1")
+    started = live.until("attempt_started")
+    _wait_for_output(started["log"], "'step': 3")  # the grandchild has been started
+    live.proc.send_signal(sig)
+    assert live.finish() == 130
+    assert_valid("supervise", live.records)
+    ended = next(r for r in live.records if r["kind"] == "attempt_ended")
+    assert ended["interrupted_by"] == sig and not ended["stalled"]
+    assert live.records[-1]["kind"] == "interrupted" and live.records[-1]["signal"] == sig
+    assert not any(r["kind"] in ("diagnosis", "fix_applied") for r in live.records)
+    assert left_behind(live.marker) == []
+    assert registration(live.state)["state"] == "interrupted"
+
+
+def _valid_job(rec: dict[str, Any]) -> dict[str, Any]:
+    errors = list(Draft202012Validator(JOB).iter_errors(rec))
+    assert not errors, errors[0].message
+    return rec
+
+
+def test_a_running_supervision_is_a_job_and_a_dead_one_is_not_running(tmp_path: Path) -> None:
+    live = Live(tmp_path, child("hang"), "--stall-after", "60")
+    started = live.until("attempt_started")
+    _wait_for_output(started["log"], "'step': 3")
+    reg = registration(live.state)
+    assert reg["state"] == "running" and reg["pgid"] == started["pid"]
+    assert supervisor_alive(reg)
+    now = time.time()
+    job = _valid_job(job_record(reg, cluster="laptop", alive=True, now=now))
+    assert (job["verdict"], job["state"], job["scheduler"]) == ("running", "RUNNING", "supervise")
+    assert job["stderr"] == started["log"] and job["supervise"]["attempt"] == 1
+    table = run_labctl("table", "-f", "jsonl", input=json.dumps(job) + "\n")
+    assert table.code == 0
+
+    live.proc.kill()  # the supervisor dies without a word; its child gets SIGTERM with it
+    live.proc.wait()
+    deadline = time.monotonic() + 10
+    while alive(started["pid"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(started["pid"]), "the child outlived its supervisor"
+    reg = registration(live.state)
+    assert reg["state"] == "running" and not supervisor_alive(reg)
+    dead = _valid_job(job_record(reg, cluster="laptop", alive=False, now=time.time()))
+    assert (dead["verdict"], dead["cause"]) == ("failed", "supervisor_died")
+    diag = run_labctl("diagnose", input=json.dumps(dead) + "\n")
+    assert diag.code == 1
+    assert diag.records[0]["diagnosis"]["failed"] is True
+    assert run_labctl("table", input=json.dumps(dead) + "\n").code == 1
+    terminate_group(started["pid"], 1.0)  # the grandchild, orphaned with the supervisor
+    assert left_behind(live.marker) == []
+
+
+def test_finished_runs_are_completed_or_failed_jobs(tmp_path: Path) -> None:
+    ok = supervise(tmp_path / "ok", child("ok"))
+    bad = supervise(tmp_path / "bad", child("unknown"))
+    for run, verdict, cause, code in ((ok, "completed", None, 0), (bad, "failed", "escalated", 3)):
+        reg = registration(run.state)
+        job = _valid_job(job_record(reg, cluster="laptop", alive=False, now=time.time()))
+        assert (job["verdict"], job["cause"], job["exit_code"]) == (verdict, cause, code)
+        assert job["end_time"] is not None and job["supervise"]["escalation"] == (
+            run.final.get("path")
+        )
