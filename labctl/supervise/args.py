@@ -135,13 +135,16 @@ def scale(
 
 def option_style(argv: Sequence[str]) -> tuple[str, str]:
     """How this command line writes options: ("dash"|"underscore"|"key", "space"|"equals")."""
-    names, equals = [], 0
-    keys = 0
-    for tok in argv[1:]:
+    names: list[str] = []
+    equals = spaced = keys = 0
+    for i, tok in enumerate(argv[1:], 1):
         if tok.startswith("--") and len(tok) > 2:
             name, eq, _ = tok[2:].partition("=")
             names.append(name)
-            equals += bool(eq)
+            if eq:
+                equals += 1
+            elif i + 1 < len(argv) and not _is_option(argv[i + 1]):
+                spaced += 1  # (a bare flag says nothing about how values are written)
         elif "=" in tok and _KEY.match(tok.partition("=")[0]):
             keys += 1
     if not names and keys:
@@ -150,7 +153,7 @@ def option_style(argv: Sequence[str]) -> tuple[str, str]:
     underscored = sum("_" in n for n in names)
     return (
         "dash" if dashed > underscored else "underscore",
-        "equals" if names and equals * 2 > len(names) else "space",
+        "equals" if equals > spaced else "space",
     )
 
 
