@@ -5,7 +5,7 @@ _labctl() {
   cmd=""; sub=""
   for ((i=1; i<COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --bucket|--cluster|--command|--config|--cycle|--every|--exit-code|--explain|--format|--input|--jobs|--merge-method|--message|--model|--move-to|--name|--partition|--reason|--root|--schedule|--since|--source|--started-at|--streak|--topic|--window|-c|-f|-i|-j|-m|-n|-s|-t) ((i++)) ;;
+      --bucket|--cluster|--command|--config|--cycle|--escalate-to|--events|--every|--exit-code|--explain|--format|--input|--jobs|--kill-grace|--max-retries|--merge-method|--message|--model|--move-to|--name|--partition|--reason|--root|--schedule|--since|--source|--stall-after|--started-at|--streak|--topic|--window|-c|-f|-i|-j|-m|-n|-s|-t) ((i++)) ;;
       -*) ;;
       *) if [[ -z $cmd ]]; then cmd="${COMP_WORDS[i]}"; elif [[ -z $sub ]]; then sub="${COMP_WORDS[i]}"; fi ;;
     esac
@@ -16,12 +16,16 @@ _labctl() {
     --command) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --cycle) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --escalate-to) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --events) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --every) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --exit-code) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --explain) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "auto jsonl json table" -- "$cur")); return ;;
     --input) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --jobs) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --kill-grace) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --max-retries) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --merge-method) COMPREPLY=($(compgen -W "merge squash rebase" -- "$cur")); return ;;
     --message) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --model) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -33,6 +37,7 @@ _labctl() {
     --schedule) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --since) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --source) COMPREPLY=($(compgen -W "supabase postgres -" -- "$cur")); return ;;
+    --stall-after) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --started-at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --streak) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -47,9 +52,10 @@ _labctl() {
     -t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "poll diagnose strip-yaml-comments table log gate merge-green guard migrate-experiment cron schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
     poll) COMPREPLY=($(compgen -W "--cluster -c --since --changed-only --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     diagnose) COMPREPLY=($(compgen -W "--input -i --all --window --full --group --catalog --explain --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
+    supervise) COMPREPLY=($(compgen -W "--max-retries --stall-after --kill-grace --events --escalate-to --name --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     strip-yaml-comments) COMPREPLY=($(compgen -W "--apply --check --move-to --hidden -H --no-ignore -I --jobs -j --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     table) COMPREPLY=($(compgen -W "--input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     log) COMPREPLY=($(compgen -W "--topic -t --message -m --input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
@@ -69,7 +75,7 @@ _labctl() {
         remove) COMPREPLY=($(compgen -W "--dry-run --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
         status) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help" -- "$cur")) ;;
       esac ;;
-    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help poll diagnose strip-yaml-comments table log gate merge-green guard migrate-experiment cron schema config" -- "$cur")) ;;
+    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron schema config" -- "$cur")) ;;
     config)
       case "$sub" in
         "") COMPREPLY=($(compgen -W "init path show --help" -- "$cur")) ;;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from schema_check import assert_valid, schemas_for
 from labctl.registry import COMMANDS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "contract"
+CHILDREN = Path(__file__).parent / "children"
 
 
 @dataclass
@@ -97,6 +99,11 @@ CASES: dict[str, list[Case]] = {
     "log": [
         Case(["-t", "sweep"], '{"kind":"job","verdict":"failed"}\nbad\n'),
         Case(["-t", "note", "-m", "hello"]),
+    ],
+    "supervise": [
+        Case(["--summary", "--", sys.executable, str(CHILDREN / "ok.py")]),
+        Case(["--max-retries", "1", "--", sys.executable, str(CHILDREN / "oom.py"), "--bs=64"]),
+        Case(["--", "/nonexistent/program"]),
     ],
 }
 
