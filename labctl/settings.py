@@ -200,6 +200,11 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     _s("supervise.escalate_to", "", "directory that gets a copy of every escalation file"),
     _s(
+        "supervise.keep_days",
+        14.0,
+        "finished runs' registrations and attempt logs are deleted after this (not escalations)",
+    ),
+    _s(
         "supervise.batch_size_args",
         [],
         "more spellings of the batch-size argument (added to the catalog's batch_size family)",

@@ -129,3 +129,17 @@ def test_finished_runs_are_completed_or_failed_jobs(tmp_path: Path) -> None:
         assert job["end_time"] is not None and job["supervise"]["escalation"] == (
             run.final.get("path")
         )
+
+
+def test_old_finished_runs_are_forgotten_but_their_escalations_kept(tmp_path: Path) -> None:
+    old = supervise(tmp_path, child("unknown"))
+    reg = registration(old.state)
+    path = old.state / "supervise" / "runs" / f"{reg['run_id']}.json"
+    path.write_text(json.dumps(reg | {"ended": "2020-01-01T00:00:00Z"}))
+    logs = old.state / "supervise" / "logs" / reg["run_id"]
+    assert logs.is_dir()
+    new = supervise(tmp_path, child("ok"))
+    assert new.res.code == 0
+    assert not path.exists() and not logs.exists()
+    assert registration(new.state)["state"] == "succeeded"
+    assert Path(old.final["path"]).exists()

@@ -211,3 +211,58 @@ def test_options_stop_at_the_command(tmp_path: Path) -> None:
     )  # fmt: skip
     assert res.code == 0, res.stderr
     assert res.records[0]["argv"][-2:] == ["--max-retries", "7"]
+
+
+def _wheel(folder: Path, name: str, version: str = "1.0") -> None:
+    """A minimal pure-Python wheel for `name` (so pip installs offline)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}.py": b"VALUE = 1\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+        b"Tag: py3-none-any\n",
+    }
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    files[f"{info}/RECORD"] = ("\n".join([*record, f"{info}/RECORD,,"]) + "\n").encode()
+    folder.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(folder / f"{name}-{version}-py3-none-any.whl", "w") as whl:
+        for path, data in files.items():
+            whl.writestr(path, data)
+
+
+def test_allow_install_pip_installs_into_the_childs_own_interpreter(tmp_path: Path) -> None:
+    import subprocess
+    import sysconfig
+
+    import pip
+
+    venv = tmp_path / "venv"
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
+    (site / "borrowed_pip.pth").write_text(str(Path(pip.__file__).parent.parent) + "\n")
+    _wheel(tmp_path / "wheels", "labctl_test_missing_module")
+    run = supervise(
+        tmp_path,
+        [
+            str(venv / "bin" / "python"),
+            str(Path(__file__).parent / "children" / "missing_module.py"),
+        ],
+        env={"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path / "wheels")},
+        config="[supervise]\nallow_install = true\n",
+    )
+    _checked(run, 0)
+    (fix,) = run.kinds("fix_applied")
+    assert fix["changes"] == [{
+        "what": "install", "name": "labctl_test_missing_module", "old": None,
+        "new": "labctl_test_missing_module",
+    }]  # fmt: skip
+    assert run.kinds("attempt_started")[1]["installed"] == ["labctl_test_missing_module"]
+    assert (site / "labctl_test_missing_module.py").is_file()
+    assert not (Path(pip.__file__).parent.parent / "labctl_test_missing_module.py").exists()

@@ -121,6 +121,7 @@ def build_options(lc: Context, command: list[str], flags: dict[str, Any]) -> Any
         catalog=catalog,
         escalate_to=Path(escalate_to).expanduser() if escalate_to else None,
         notify=cfg.get("supervise.notify") or None,
+        keep_s=float(cfg.get("supervise.keep_days")) * 86400,
     )
 
 

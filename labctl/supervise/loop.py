@@ -28,7 +28,7 @@ from labctl.supervise import escalation
 from labctl.supervise.escalation import AttemptLog
 from labctl.supervise.fixes import Fix, FixContext, Setup
 from labctl.supervise.policy import Escalate, History, decide
-from labctl.supervise.registration import Registration
+from labctl.supervise.registration import Registration, prune
 
 Record = dict[str, Any]
 MARKER_ENV = ("LABCTL_SUPERVISE_RUN", "LABCTL_SUPERVISE_ATTEMPT")
@@ -48,6 +48,7 @@ class Options:
     catalog: Catalog
     escalate_to: Path | None = None
     notify: str | None = None
+    keep_s: float = 14 * 86400.0
 
 
 @dataclass
@@ -67,6 +68,7 @@ class Run:
 
         self.opts, self.svc = opts, svc
         started = svc.clock()
+        prune(opts.state_dir, now=started, keep_s=opts.keep_s)
         self.run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(started)) + f"-{svc.pid}"
         self.started = rfc3339(started)
         self.logs = opts.state_dir / "supervise" / "logs" / self.run_id

@@ -28,6 +28,7 @@ cause `supervisor_died`, never running.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,25 @@ class Registration:
         self.data.update(fields)
         text = json.dumps(self.redactor.value(self.data), ensure_ascii=False, indent=1)
         atomic_write_text(self.path, text + "\n", mode=0o600)
+
+
+def prune(state_dir: Path, *, now: float, keep_s: float) -> list[str]:
+    """Forget runs that ended (or whose supervisor stopped updating) more than `keep_s` ago:
+    their registration and attempt logs go (escalation files stay). Returns their run ids."""
+    gone = []
+    for reg in read_registrations(state_dir):
+        last = parse_rfc3339(reg.get("ended") or reg.get("updated"))
+        if last is None or now - last < keep_s:
+            continue
+        if reg.get("state") in LIVE_STATES and supervisor_alive(reg):
+            continue
+        run_id = str(reg.get("run_id"))
+        if "/" in run_id or run_id.startswith("."):
+            continue
+        shutil.rmtree(state_dir / "supervise" / "logs" / run_id, ignore_errors=True)
+        (runs_dir(state_dir) / f"{run_id}.json").unlink(missing_ok=True)
+        gone.append(run_id)
+    return gone
 
 
 def read_registrations(state_dir: Path) -> Iterator[dict[str, Any]]:
