@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_labctl
 from schema_check import assert_valid
 from supervise_util import PY, Run, child, left_behind, supervise
 
@@ -85,6 +86,9 @@ def test_budget_spent_escalates(tmp_path: Path) -> None:
     run = _checked(supervise(tmp_path, child("oom", "--bs", "64"), "--max-retries", "1"), 1)
     assert len(run.kinds("attempt_started")) == 2
     assert run.final["reason"] == "budget_spent"
+    shown = run_labctl("table", "-f", "table", input=run.res.stdout)  # the events, for people
+    assert shown.code == 1
+    assert "--bs: 64 → 32" in shown.stdout and "✗ escalated" in shown.stdout
 
 
 def test_nan_loss_adds_gradient_clipping_in_the_commands_style(tmp_path: Path) -> None:
@@ -202,8 +206,6 @@ def test_usage_errors_start_nothing(tmp_path: Path) -> None:
 
 def test_options_stop_at_the_command(tmp_path: Path) -> None:
     """Without `--`, the child's own options are not labctl's."""
-    from conftest import run_labctl
-
     res = run_labctl(
         "supervise", "--max-retries", "0", PY, str(Path(__file__).parent / "children" / "ok.py"),
         "--max-retries", "7",

@@ -28,6 +28,12 @@ VIEWS: dict[str, str] = {
     "diagnosis_group": "labctl.render.diagnoses:render_groups",
     "catalog_entry": "labctl.render.diagnoses:render_catalog",
     "pr": "labctl.render.prs:render",
+    "attempt_started": "labctl.render.supervise:started",
+    "attempt_ended": "labctl.render.supervise:ended",
+    "fix_applied": "labctl.render.supervise:fixes",
+    "succeeded": "labctl.render.supervise:outcome",
+    "escalated": "labctl.render.supervise:outcome",
+    "interrupted": "labctl.render.supervise:outcome",
 }
 MAX_GENERIC_COLUMNS = 14
 MAX_CELL = 80
