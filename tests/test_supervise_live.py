@@ -143,3 +143,15 @@ def test_old_finished_runs_are_forgotten_but_their_escalations_kept(tmp_path: Pa
     assert not path.exists() and not logs.exists()
     assert registration(new.state)["state"] == "succeeded"
     assert Path(old.final["path"]).exists()
+
+
+def test_a_supervise_whose_reader_goes_away_takes_its_child_along(tmp_path: Path) -> None:
+    """`labctl supervise ... | head -0`: the events cannot be written, so the run stops and
+    the child it had just started does not run on unsupervised."""
+    live = Live(tmp_path, child("hang", "--ignore-term"), "--kill-grace", "1")
+    assert live.proc.stdout is not None
+    live.proc.stdout.close()  # the reader is gone before the first event
+    assert live.proc.wait(timeout=30) == 0
+    reg = registration(live.state)
+    assert reg["state"] == "aborted" and reg["attempt"] == 1
+    assert left_behind(live.marker) == []

@@ -79,6 +79,7 @@ class Run:
         self.once_used: set[str] = set()
         self.fingerprints: list[str] = []
         self.finished = False
+        self.running: int | None = None  # the pgid of a child started and not yet waited for
         self.reg = Registration(
             opts.state_dir,
             {
@@ -127,6 +128,10 @@ class Run:
                 if not (yield from self._apply(step.fix, d)):
                     return
         finally:
+            if self.running is not None:  # abandoned mid-attempt (stdout's reader went away)
+                from labctl.backends.proc import terminate_group
+
+                terminate_group(self.running, self.opts.kill_grace)
             if not self.finished:
                 self.reg.update(state="aborted", ended=self.now(), updated=self.now())
 
@@ -140,6 +145,7 @@ class Run:
         )  # fmt: skip
         try:
             child = Child(spec)
+            self.running = child.pid
         except OSError as exc:
             raise BackendError(
                 f"cannot run {setup.argv[0]}: {exc.strerror}", reason="cannot_run"
@@ -160,6 +166,7 @@ class Run:
             started_at=at,
         )  # fmt: skip
         res = child.wait(svc.signals)
+        self.running = None
         entry.exit_code, entry.signal, entry.duration_s = res.exit_code, res.signal, res.duration_s
         entry.stalled, entry.leftovers = res.stalled, res.leftovers
         last = {"exit_code": res.exit_code, "signal": res.signal}
