@@ -150,23 +150,30 @@ def job_record(
         "node_list": reg.get("host"),
         "restarts": max(0, int(reg.get("attempt") or 1) - 1),
         "work_dir": reg.get("cwd"),
-        "stdout": log,
-        "stderr": log,
-        "stdout_size": log_size,
-        "stdout_mtime": rfc3339(log_mtime),
-        "stderr_size": log_size,
-        "stderr_mtime": rfc3339(log_mtime),
-        "log_age_s": None if log_mtime is None else max(0.0, now - log_mtime),
+        **_log_fields(log, log_mtime, log_size, now),
         "source": "supervise",
         "observed_at": rfc3339(now),
         "first_seen": rfc3339(started),
         "changed_since_last_poll": True,
         "progress": None,
-        "supervise": {
-            k: reg.get(k)
-            for k in ("run_id", "state", "attempt", "max_attempts", "pid", "pgid", "escalation")
-        }
+        "supervise": {k: reg.get(k) for k in _DETAIL}
         | {"argv": reg.get("current_argv"), "last_diagnosis": reg.get("last_diagnosis")},
+    }
+
+
+_DETAIL = ("run_id", "state", "attempt", "max_attempts", "pid", "pgid", "escalation")
+
+
+def _log_fields(log: Any, mtime: float | None, size: int | None, now: float) -> dict[str, Any]:
+    """One log file holds stdout and stderr (they share the child's pipe)."""
+    return {
+        "stdout": log,
+        "stderr": log,
+        "stdout_size": size,
+        "stdout_mtime": rfc3339(mtime),
+        "stderr_size": size,
+        "stderr_mtime": rfc3339(mtime),
+        "log_age_s": None if mtime is None else max(0.0, now - mtime),
     }
 
 
