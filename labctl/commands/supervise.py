@@ -168,7 +168,22 @@ def cli(
         str | None, typer.Option("--name", help="Short name of the run (default: the script).")
     ] = None,
 ) -> int:
-    """Run a command, apply the catalog's fix to known failures and re-run; escalate the rest."""
+    """Run a command, apply the catalog's fix to known failures and re-run; escalate the rest.
+
+    The command runs in its own process group; its output goes, redacted, to a log per
+    attempt under the state dir (and to stderr on a terminal). A failed attempt is diagnosed
+    with diagnose's catalog and the fix applied to the next attempt: halve the batch size
+    in any spelling ([supervise] batch_size_args adds more), add gradient clipping, set or
+    clear an environment variable, lower the step limit after a hang (no output for
+    --stall-after), pip-install a missing module (only with [supervise] allow_install =
+    true); a retryable failure is re-run once as it was. An unknown failure, a fix that can
+    change nothing more, the same failure again or the spent budget escalate: a .md and
+    .json file under <state dir>/escalations (copied to --escalate-to) and the [supervise]
+    notify command. SIGTERM/SIGINT are forwarded to the command's process group.
+
+    Exit codes: 0 the command succeeded; 1 escalated; 2 usage error, nothing started;
+    3 labctl could not run the command or read its log; 130 interrupted.
+    """
     flags = {
         "max_retries": max_retries,
         "stall_after": stall_after,
