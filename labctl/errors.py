@@ -56,6 +56,7 @@ BACKEND_REASONS = frozenset(
         "backend",
         "io_error",
         "crontab_failed",
+        "cannot_run",  # supervise: the command could not be started (again)
     }
 )
 USAGE_REASONS = frozenset({"usage", "config", "bad_config", "no_such_experiment"})
