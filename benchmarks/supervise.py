@@ -4,6 +4,7 @@
 
 In the same run, interleaved (min wall of N runs, each in a fresh process):
 1. direct        the child alone, its stdout to a file (how it runs without labctl);
+   tee           `child 2>&1 | tee log` (the usual way to watch and keep a job's output);
 2. supervise     `labctl supervise -- <child>` (events to /dev/null, stderr not a
                  terminal: the output goes, redacted, to the attempt log only), with the peak
                  RSS (VmHWM) of the labctl process;
@@ -107,6 +108,9 @@ def main() -> int:
         "supervise": lambda: timed(
             [py, "-c", SUPERVISE, "supervise", "-q", "--", py, str(child)], env=env
         ),
+        "tee": lambda: timed(
+            ["sh", "-c", f"{py} {child} 2>&1 | tee {work / 'tee.log'} >/dev/null"]
+        ),
         "stream only": lambda: timed([py, "-c", STREAM, str(work / "s.log"), py, str(child)]),
         "true": lambda: timed(["true"]),
         "supervise true": lambda: timed(
@@ -131,6 +135,10 @@ def main() -> int:
         "wall_s": {k: round(v, 3) for k, v in best.items()},
         "ratio_supervise_vs_direct": round(best["supervise"] / best["direct"], 2),
         "ratio_stream_only_vs_direct": round(best["stream only"] / best["direct"], 2),
+        "ratio_supervise_vs_tee": round(best["supervise"] / best["tee"], 2),
+        "ratio_supervise_minus_fixed_vs_direct": round(
+            (best["supervise"] - (best["supervise true"] - best["true"])) / best["direct"], 2
+        ),
         "fixed_cost_s": round(best["supervise true"] - best["true"], 3),
         "redaction_s": {"batched_64k": round(batched, 3), "per_line": round(per_line, 3)},
         "supervise_peak_rss_mb": round(max(rss) / 1024, 1),
