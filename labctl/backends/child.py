@@ -33,6 +33,8 @@ from typing import IO, Any
 from labctl.backends.proc import group_members, terminate_group
 from labctl.backends.sink import Sink
 
+COALESCE_BELOW = 1 << 14  # after a read smaller than this ...
+COALESCE_S = 0.002  # ... wait this long before the next: a 64 KiB pipe does not fill up
 DRAIN_S = 2.0
 DRAIN_IDLE_S = 0.25
 READ_SIZE = 1 << 16
@@ -250,6 +252,8 @@ def _watch(w: _Watch, sink: Sink) -> bool:
                             continue
                         w.last = time.monotonic()
                         sink.feed(chunk)
+                        if len(chunk) < COALESCE_BELOW:  # a fast writer: let the pipe fill
+                            time.sleep(COALESCE_S)  # a little, for fewer, larger reads
                     elif key.data == "signal":
                         w.signals.clear()
         finally:
