@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from conftest import LABCTL, run_labctl
+from helpers.supervise import alive, child, left_behind, registration, supervise
 from jsonschema import Draft202012Validator
 from schema_check import assert_valid
-from supervise_util import alive, child, left_behind, registration, supervise
 
 from labctl.backends.proc import terminate_group
 from labctl.poll.schema import JOB

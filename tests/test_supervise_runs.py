@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import run_labctl
+from helpers.supervise import PY, Run, child, left_behind, supervise
 from schema_check import assert_valid
-from supervise_util import PY, Run, child, left_behind, supervise
 
 FAST = ("--stall-after", "1", "--kill-grace", "1")
 

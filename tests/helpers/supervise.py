@@ -12,7 +12,7 @@ from typing import Any
 
 from conftest import Result, run_labctl
 
-CHILDREN = Path(__file__).parent / "children"
+CHILDREN = Path(__file__).parent.parent / "children"
 PY = sys.executable
 
 
