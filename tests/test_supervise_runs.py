@@ -239,7 +239,8 @@ def _wheel(folder: Path, name: str, version: str = "1.0") -> None:
             whl.writestr(path, data)
 
 
-def test_allow_install_pip_installs_into_the_childs_own_interpreter(tmp_path: Path) -> None:
+def _venv(tmp_path: Path) -> tuple[Path, Path]:
+    """A venv without pip of its own (it borrows the test venv's pip): its python, site dir."""
     import subprocess
     import sysconfig
 
@@ -249,13 +250,17 @@ def test_allow_install_pip_installs_into_the_childs_own_interpreter(tmp_path: Pa
     subprocess.run([PY, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
     (site / "borrowed_pip.pth").write_text(str(Path(pip.__file__).parent.parent) + "\n")
+    return venv / "bin" / "python", site
+
+
+def test_allow_install_pip_installs_into_the_childs_own_interpreter(tmp_path: Path) -> None:
+    import pip
+
+    python, site = _venv(tmp_path)
     _wheel(tmp_path / "wheels", "labctl_test_missing_module")
     run = supervise(
         tmp_path,
-        [
-            str(venv / "bin" / "python"),
-            str(Path(__file__).parent / "children" / "missing_module.py"),
-        ],
+        [str(python), str(Path(__file__).parent / "children" / "missing_module.py")],
         env={"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path / "wheels")},
         config="[supervise]\nallow_install = true\n",
     )
@@ -268,3 +273,18 @@ def test_allow_install_pip_installs_into_the_childs_own_interpreter(tmp_path: Pa
     assert run.kinds("attempt_started")[1]["installed"] == ["labctl_test_missing_module"]
     assert (site / "labctl_test_missing_module.py").is_file()
     assert not (Path(pip.__file__).parent.parent / "labctl_test_missing_module.py").exists()
+
+
+def test_a_failed_install_escalates_with_pips_words(tmp_path: Path) -> None:
+    python, _ = _venv(tmp_path)
+    (tmp_path / "empty").mkdir()
+    run = supervise(
+        tmp_path,
+        [str(python), str(Path(__file__).parent / "children" / "missing_module.py")],
+        env={"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path / "empty")},
+        config="[supervise]\nallow_install = true\n",
+    )
+    _checked(run, 1)
+    assert len(run.kinds("attempt_started")) == 1 and not run.kinds("fix_applied")
+    assert run.final["reason"] == "install_failed"
+    assert "No matching distribution" in run.final["message"]
