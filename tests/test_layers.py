@@ -26,6 +26,8 @@ FORBIDDEN = {
     "guard": {"diagnose", "commands", "gate"},
     "experiments": {"poll", "diagnose", "render", "cluster", "commands", "guard", "gate"},
     "logbook.py": {"poll", "diagnose", "render", "cluster", "commands", "backends"},
+    # supervise carries out diagnose's catalog actions, so it may use diagnose's engine
+    "supervise": {"poll", "render", "commands", "gate", "guard", "experiments", "cron"},
     "verdicts.py": {"parse", "progress", "backends", "cluster", "poll", "diagnose", "commands"},
 }
 

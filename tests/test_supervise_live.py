@@ -15,12 +15,9 @@ from typing import Any
 import pytest
 from conftest import LABCTL, run_labctl
 from helpers.supervise import alive, child, left_behind, registration, supervise
-from jsonschema import Draft202012Validator
 from schema_check import assert_valid
 
 from labctl.backends.proc import terminate_group
-from labctl.poll.schema import JOB
-from labctl.supervise.registration import job_record, supervisor_alive
 
 
 class Live:
@@ -81,10 +78,17 @@ def test_signals_are_forwarded_to_the_childs_group(
     assert registration(live.state)["state"] == "interrupted"
 
 
-def _valid_job(rec: dict[str, Any]) -> dict[str, Any]:
-    errors = list(Draft202012Validator(JOB).iter_errors(rec))
-    assert not errors, errors[0].message
-    return rec
+POLL_CONFIG = '[[clusters]]\nname = "laptop"\nhost = "local"\nscheduler = "supervise"\n'
+
+
+def _poll(tmp_path: Path, state: Path, extra: str = "") -> list[dict[str, Any]]:
+    """`labctl poll` with one `supervise` cluster reading `state`'s registrations."""
+    cfg = tmp_path / "poll.toml"
+    cfg.write_text(POLL_CONFIG + extra)
+    res = run_labctl("--config", str(cfg), "poll", env={"LABCTL_STATE_DIR": str(state)})
+    assert res.code in (0, 1), res.stdout + res.stderr
+    assert_valid("poll", res.records)
+    return [r for r in res.records if r["kind"] == "job"]
 
 
 def test_a_running_supervision_is_a_job_and_a_dead_one_is_not_running(tmp_path: Path) -> None:
@@ -93,13 +97,15 @@ def test_a_running_supervision_is_a_job_and_a_dead_one_is_not_running(tmp_path: 
     _wait_for_output(started["log"], "'step': 3")
     reg = registration(live.state)
     assert reg["state"] == "running" and reg["pgid"] == started["pid"]
-    assert supervisor_alive(reg)
-    now = time.time()
-    job = _valid_job(job_record(reg, cluster="laptop", alive=True, now=now))
-    assert (job["verdict"], job["state"], job["scheduler"]) == ("running", "RUNNING", "supervise")
-    assert job["stderr"] == started["log"] and job["supervise"]["attempt"] == 1
-    table = run_labctl("table", "-f", "jsonl", input=json.dumps(job) + "\n")
-    assert table.code == 0
+    (job,) = _poll(tmp_path, live.state)
+    assert (job["scheduler"], job["state"], job["job_id"]) == (
+        "supervise",
+        "running",
+        reg["run_id"],
+    )
+    assert job["verdict"].startswith("running") and job["stderr"] == started["log"]
+    assert job["supervise"]["attempt"] == 1 and job["supervise"]["pgid"] == started["pid"]
+    assert run_labctl("table", input=json.dumps(job) + "\n").code == 0
 
     live.proc.kill()  # the supervisor dies without a word; its child gets SIGTERM with it
     live.proc.wait()
@@ -107,28 +113,43 @@ def test_a_running_supervision_is_a_job_and_a_dead_one_is_not_running(tmp_path: 
     while alive(started["pid"]) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(started["pid"]), "the child outlived its supervisor"
-    reg = registration(live.state)
-    assert reg["state"] == "running" and not supervisor_alive(reg)
-    dead = _valid_job(job_record(reg, cluster="laptop", alive=False, now=time.time()))
-    assert (dead["verdict"], dead["cause"]) == ("failed", "supervisor_died")
+    assert registration(live.state)["state"] == "running"  # nobody was left to say otherwise
+    (dead,) = _poll(tmp_path, live.state)
+    assert (dead["verdict"], dead["cause"], dead["state"]) == (
+        "failed", "supervisor_died", "supervisor_died",
+    )  # fmt: skip
     diag = run_labctl("diagnose", input=json.dumps(dead) + "\n")
-    assert diag.code == 1
-    assert diag.records[0]["diagnosis"]["failed"] is True
+    assert diag.code == 1 and diag.records[0]["diagnosis"]["logs_missing"] == []
     assert run_labctl("table", input=json.dumps(dead) + "\n").code == 1
     terminate_group(started["pid"], 1.0)  # the grandchild, orphaned with the supervisor
     assert left_behind(live.marker) == []
 
 
-def test_finished_runs_are_completed_or_failed_jobs(tmp_path: Path) -> None:
-    ok = supervise(tmp_path / "ok", child("ok"))
-    bad = supervise(tmp_path / "bad", child("unknown"))
-    for run, verdict, cause, code in ((ok, "completed", None, 0), (bad, "failed", "escalated", 3)):
-        reg = registration(run.state)
-        job = _valid_job(job_record(reg, cluster="laptop", alive=False, now=time.time()))
-        assert (job["verdict"], job["cause"], job["exit_code"]) == (verdict, cause, code)
-        assert job["end_time"] is not None and job["supervise"]["escalation"] == (
-            run.final.get("path")
-        )
+def test_finished_runs_are_completed_or_failed_jobs_and_diagnose_agrees(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    ok = supervise(tmp_path, child("ok"))
+    bad = supervise(tmp_path, child("unknown"))
+    hung = supervise(tmp_path, child("hang"), "--stall-after", "1", "--kill-grace", "1")
+    assert (ok.res.code, bad.res.code, hung.res.code) == (0, 1, 1)
+    # another state dir for poll itself: the cluster's runs_dir says where the runs are
+    runs = f'runs_dir = "{state / "supervise" / "runs"}"\n'
+    jobs = {j["job_id"]: j for j in _poll(tmp_path, tmp_path / "poll-state", runs)}
+    want = {
+        ok.final["run_id"]: ("completed", None, "succeeded", 0),
+        bad.final["run_id"]: ("failed", "escalated", "escalated", 3),
+        hung.final["run_id"]: ("failed", "escalated", "hung", None),
+    }
+    got = {k: (j["verdict"], j["cause"], j["state"], j["exit_code"]) for k, j in jobs.items()}
+    assert got == want
+    assert jobs[bad.final["run_id"]]["supervise"]["escalation"] == bad.final["path"]
+    assert jobs[ok.final["run_id"]]["restarts"] == 0 and jobs[hung.final["run_id"]]["restarts"] == 1
+    piped = "".join(json.dumps(j) + "\n" for j in jobs.values())
+    diagnosed = {
+        r["job_id"]: r.get("diagnosis") for r in run_labctl("diagnose", input=piped).records
+    }
+    assert diagnosed[ok.final["run_id"]] is None  # completed: not a failure
+    assert diagnosed[bad.final["run_id"]]["category"] == "unknown"
+    assert diagnosed[hung.final["run_id"]]["category"] == "hung_no_output"
 
 
 def test_old_finished_runs_are_forgotten_but_their_escalations_kept(tmp_path: Path) -> None:
@@ -155,3 +176,13 @@ def test_a_supervise_whose_reader_goes_away_takes_its_child_along(tmp_path: Path
     reg = registration(live.state)
     assert reg["state"] == "aborted" and reg["attempt"] == 1
     assert left_behind(live.marker) == []
+
+
+def test_a_supervise_cluster_is_this_machine(tmp_path: Path) -> None:
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text('[[clusters]]\nname = "c1"\nhost = "c1"\nscheduler = "supervise"\n')
+    res = run_labctl("--config", str(cfg), "poll")
+    assert res.code == 2 and "host must be local" in res.records[0]["message"]
+    cfg.write_text('[[clusters]]\nname = "c1"\nruns_dir = "/x"\n')
+    res = run_labctl("--config", str(cfg), "poll")
+    assert res.code == 2 and 'only for scheduler = "supervise"' in res.records[0]["message"]

@@ -6,7 +6,7 @@ nothing is polled when any cluster is misconfigured. Keys:
     name          unique; letters, digits, `.`, `_`, `-`
     host          "local" (default) or an SSH host alias from ~/.ssh/config
     ssh_options   extra ssh arguments, e.g. ["-F", "/path/ssh_config"]
-    scheduler     "slurm" (default) or "command" (labctl.cluster.scheduler.SCHEDULERS)
+    scheduler     "slurm" (default), "command" or "supervise" (labctl.cluster.scheduler)
     users         whose jobs to watch (default: the login user on the cluster)
     accounts      SLURM accounts to watch (ANDed with users by SLURM)
     all_users     true: every user's jobs (overrides users)
@@ -19,6 +19,7 @@ nothing is polled when any cluster is misconfigured. Keys:
     rows          command scheduler: dotted path to the list of rows in a JSON document
     fields        command scheduler: labctl field -> dotted path in a row
     states        command scheduler: the scheduler's state -> labctl verdict
+    runs_dir      supervise scheduler: where the runs registered (default: the state dir's)
     progress_regex  a regex with a named group (?P<step>...) for logs of no known format
     results       per-trial result file names (globs, e.g. ["result.json"]): their count
                   under the job's WorkDir is its progress counter

@@ -10,7 +10,8 @@ and one line in SCHEDULERS below: its module and the config keys only it takes (
 schedulers' clusters refuse them; `ClusterConfig.options` holds their values).
 `Scheduler.read` does the scheduler's round trip and returns facts (`Snapshot`); poll then
 reads the jobs' logs and progress and decides the verdicts. Adapters: `slurm` (squeue +
-sacct), `command` (a job table printed as JSON).
+sacct), `command` (a job table printed as JSON), `supervise` (the runs `labctl supervise`
+registered on this machine).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class SchedulerSpec:
 SCHEDULERS: dict[str, SchedulerSpec] = {
     "slurm": SchedulerSpec("labctl.cluster.slurm", ("accounting", "accounts")),
     "command": SchedulerSpec("labctl.cluster.jobtable", ("command", "rows", "fields", "states")),
+    "supervise": SchedulerSpec("labctl.cluster.supervise", ("runs_dir",)),
 }
 
 

@@ -25,9 +25,9 @@ from typing import Annotated, Any
 
 import typer
 
+from labctl.commands.supervise_schema import SCHEMAS
 from labctl.context import Context
 from labctl.errors import ExitCode, UsageError, exit_code_for_reason
-from labctl.supervise.schema import SCHEMAS
 
 __all__ = ["CONTEXT_SETTINGS", "SCHEMAS", "cli"]
 EXAMPLES = [

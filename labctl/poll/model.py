@@ -162,4 +162,5 @@ def job_record(
         "source": job.get("source"),
         "observed_at": rfc3339(observed_at),
         "progress": None,
+        **({"supervise": job["supervise"]} if job.get("supervise") else {}),
     }

@@ -153,6 +153,12 @@ JOB = record(
         "changed_fields": {"type": "array", "items": {"type": "string"}},
         "previous_verdict": STR_OR_NULL,
         "progress": PROGRESS,
+        "supervise": {
+            "type": "object",
+            "description": "scheduler supervise: the run's own state (running, backoff, "
+            "escalated…), attempt/max_attempts, the supervisor's pid, the child's pgid, "
+            "argv, last_diagnosis and the escalation file",
+        },
         "message": {"type": "string"},
     },
     [

@@ -6,8 +6,10 @@ and escalate instead of looping.
     fixes.plan(action, Setup, FixContext)                   a catalog action -> next Setup
     args.find/scale/add                                     one argument in every spelling
     escalation.write_files(doc, folders, when, redactor)    the .md/.json escalation files
-    registration.job_record(reg, cluster=, alive=, now=)    a run as a poll `job` record
+    registration.Registration / prune                       the run's file in the state dir
 
-The child process, its output and its process group are labctl.backends.child's; pip and
-the notify command are labctl.backends.localrun's.
+The child process, its output and its process group are labctl.backends.child's (with
+sink.py and proc.py); pip and the notify command are labctl.backends.localrun's. poll reads
+the registrations through the `supervise` scheduler (labctl/cluster/supervise.py, which
+documents their fields).
 """

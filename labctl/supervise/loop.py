@@ -169,7 +169,7 @@ class Run:
         self.running = None
         entry.exit_code, entry.signal, entry.duration_s = res.exit_code, res.signal, res.duration_s
         entry.stalled, entry.leftovers = res.stalled, res.leftovers
-        last = {"exit_code": res.exit_code, "signal": res.signal}
+        last = {"exit_code": res.exit_code, "signal": res.signal, "stalled": res.stalled}
         self.reg.update(child_pid=None, pgid=None, last_exit=last, updated=self.now())
         yield self._ended(n, res, log)
         return res

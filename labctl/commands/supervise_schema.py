@@ -1,4 +1,4 @@
-"""JSON Schemas of `labctl supervise`'s events (light: imported by `labctl schema`)."""
+"""Record schemas of `labctl supervise` (kept apart so the command module stays small)."""
 
 from __future__ import annotations
 
