@@ -253,17 +253,24 @@ def _venv(tmp_path: Path) -> tuple[Path, Path]:
     return venv / "bin" / "python", site
 
 
-def test_allow_install_pip_installs_into_the_childs_own_interpreter(tmp_path: Path) -> None:
-    import pip
-
+def _missing_module_in_venv(tmp_path: Path, wheels: Path) -> tuple[Run, Path]:
+    """The missing-module child in its own venv, installs allowed, pip offline on `wheels`."""
     python, site = _venv(tmp_path)
-    _wheel(tmp_path / "wheels", "labctl_test_missing_module")
+    wheels.mkdir(exist_ok=True)
     run = supervise(
         tmp_path,
         [str(python), str(Path(__file__).parent / "children" / "missing_module.py")],
-        env={"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path / "wheels")},
+        env={"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels)},
         config="[supervise]\nallow_install = true\n",
     )
+    return run, site
+
+
+def test_allow_install_pip_installs_into_the_childs_own_interpreter(tmp_path: Path) -> None:
+    import pip
+
+    _wheel(tmp_path / "wheels", "labctl_test_missing_module")
+    run, site = _missing_module_in_venv(tmp_path, tmp_path / "wheels")
     _checked(run, 0)
     (fix,) = run.kinds("fix_applied")
     assert fix["changes"] == [{
@@ -276,14 +283,7 @@ def test_allow_install_pip_installs_into_the_childs_own_interpreter(tmp_path: Pa
 
 
 def test_a_failed_install_escalates_with_pips_words(tmp_path: Path) -> None:
-    python, _ = _venv(tmp_path)
-    (tmp_path / "empty").mkdir()
-    run = supervise(
-        tmp_path,
-        [str(python), str(Path(__file__).parent / "children" / "missing_module.py")],
-        env={"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path / "empty")},
-        config="[supervise]\nallow_install = true\n",
-    )
+    run, _ = _missing_module_in_venv(tmp_path, tmp_path / "empty")
     _checked(run, 1)
     assert len(run.kinds("attempt_started")) == 1 and not run.kinds("fix_applied")
     assert run.final["reason"] == "install_failed"
