@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/supervise.py [--lines 100000] [--runs 5]
 
-In the same run, interleaved (min wall of N runs, each in a fresh process):
+In the same run, interleaved (min wall and min CPU seconds of the process tree over N runs,
+each in a fresh process; on a shared machine CPU seconds are the steadier measure):
 1. direct        the child alone, its stdout to a file (how it runs without labctl);
    tee           `child 2>&1 | tee log` (the usual way to watch and keep a job's output);
 2. supervise     `labctl supervise -- <child>` (events to /dev/null, stderr not a
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -62,14 +64,20 @@ print(time.perf_counter() - t, res.exit_code, file=sys.stderr)
 """
 
 
+def _cpu() -> float:
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
 def timed(argv: list[str], *, to: Path | None = None, env: dict | None = None):
+    """(wall seconds, CPU seconds of the whole process tree, stderr) of one run."""
     with open(to or os.devnull, "wb") as out:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu()
         proc = subprocess.run(argv, stdout=out, stderr=subprocess.PIPE, env=env, check=False)
-        wall = time.perf_counter() - t
+        wall, cpu = time.perf_counter() - t, _cpu() - c
     if proc.returncode != 0:
         raise SystemExit(f"{argv[:4]} failed ({proc.returncode}): {proc.stderr[-500:]!r}")
-    return wall, proc.stderr.decode()
+    return wall, cpu, proc.stderr.decode()
 
 
 def redaction_cost(data: bytes) -> tuple[float, float]:
@@ -118,14 +126,17 @@ def main() -> int:
         ),
     }
     walls: dict[str, list[float]] = {k: [] for k in cases}
+    cpus: dict[str, list[float]] = {k: [] for k in cases}
     rss: list[int] = []
     for _ in range(args.runs):
         for name, run in cases.items():
-            wall, err = run()
+            wall, cpu, err = run()
             walls[name].append(wall)
+            cpus[name].append(cpu)
             if name == "supervise":
                 rss.append(int(err.strip().splitlines()[-1]))
     best = {k: min(v) for k, v in walls.items()}
+    cpu_best = {k: min(v) for k, v in cpus.items()}
     data = (work / "direct.log").read_bytes()
     batched, per_line = redaction_cost(data)
     out = {
@@ -133,6 +144,8 @@ def main() -> int:
         "bytes": len(data),
         "runs": args.runs,
         "wall_s": {k: round(v, 3) for k, v in best.items()},
+        "cpu_s": {k: round(v, 3) for k, v in cpu_best.items()},
+        "cpu_ratio_supervise_vs_direct": round(cpu_best["supervise"] / cpu_best["direct"], 2),
         "ratio_supervise_vs_direct": round(best["supervise"] / best["direct"], 2),
         "ratio_stream_only_vs_direct": round(best["stream only"] / best["direct"], 2),
         "ratio_supervise_vs_tee": round(best["supervise"] / best["tee"], 2),
