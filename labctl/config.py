@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from labctl.errors import ConfigError
-from labctl.settings import BY_KEY, DEFAULT_CLUSTERS, LIST_SECTIONS, SETTINGS, SUBTABLES, Setting
+from labctl.settings import (
+    BY_KEY,
+    LIST_DEFAULTS,
+    LIST_SECTIONS,
+    SETTINGS,
+    SUBTABLES,
+    Setting,
+)
 
 # Free-form sections a command validates itself (e.g. bucket rules, thresholds).
 FREE_SECTIONS = frozenset({"buckets", "thresholds", "jobs", "catalog"})
@@ -55,10 +62,14 @@ class Config:
         return dict(value) if isinstance(value, dict) else {}
 
     def table_list(self, name: str) -> list[dict[str, Any]]:
-        """An array-of-tables section such as `[[clusters]]`."""
-        if name in self.data:
-            return list(self.data[name])
-        return [dict(c) for c in DEFAULT_CLUSTERS] if name == "clusters" else []
+        """An array-of-tables section such as `[[clusters]]` or `[[prune.rules]]`."""
+        holder: Any = self.data
+        *sections, last = name.split(".")
+        for section in sections:
+            holder = holder.get(section, {}) if isinstance(holder, dict) else {}
+        if isinstance(holder, dict) and last in holder:
+            return list(holder[last])
+        return [dict(c) for c in LIST_DEFAULTS.get(name, [])]
 
     def secrets(self) -> dict[str, str]:
         """Every secret value the config resolved (for the redactor), labelled by key."""
@@ -158,12 +169,16 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config {path} is not valid TOML: {exc}", path=str(path)) from None
 
 
+def _check_table_list(name: str, value: Any, path: Path) -> None:
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise ConfigError(f"{path}: [[{name}]] must be an array of tables", path=str(path))
+
+
 def _validate_layout(data: dict[str, Any], path: Path) -> None:
     known_sections = {s.section for s in SETTINGS}
     for name, value in data.items():
         if name in LIST_SECTIONS:
-            if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-                raise ConfigError(f"{path}: [[{name}]] must be an array of tables", path=str(path))
+            _check_table_list(name, value, path)
             continue
         if name in FREE_SECTIONS:
             continue
@@ -180,6 +195,9 @@ def _validate_layout(data: dict[str, Any], path: Path) -> None:
             if full in SUBTABLES:
                 if not isinstance(sub, dict) or not all(isinstance(v, dict) for v in sub.values()):
                     raise ConfigError(f"{path}: {full} must hold tables", path=str(path))
+                continue
+            if full in LIST_SECTIONS:
+                _check_table_list(full, sub, path)
                 continue
             if full not in BY_KEY:
                 hint = difflib.get_close_matches(full, [*BY_KEY, *SUBTABLES], n=1)
@@ -271,5 +289,10 @@ def default_document() -> dict[str, Any]:
     doc: dict[str, Any] = {}
     for setting in SETTINGS:
         doc.setdefault(setting.section, {})[setting.name] = setting.default
-    doc["clusters"] = [dict(c) for c in DEFAULT_CLUSTERS]
+    for name, tables in LIST_DEFAULTS.items():
+        *sections, last = name.split(".")
+        holder = doc
+        for section in sections:
+            holder = holder.setdefault(section, {})
+        holder[last] = [dict(t) for t in tables]
     return doc

@@ -86,6 +86,16 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "Install, show or remove the periodic sweep in the crontab (exactly once).",
     ),
     CommandSpec(
+        "prune-disk",
+        "labctl.commands.prune_disk",
+        "Free disk space: delete only what the rules name and only what is safe (dry run).",
+    ),
+    CommandSpec(
+        "health",
+        "labctl.commands.health",
+        "Check free disk, memory, pressure, swap and load; name the memory hogs.",
+    ),
+    CommandSpec(
         "schema",
         "labctl.commands.schema",
         "Print the JSON Schema of a command's options and records.",

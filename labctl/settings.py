@@ -239,6 +239,21 @@ SETTINGS: tuple[Setting, ...] = (
     _s("wandb.base_url", "https://api.wandb.ai", "W&B server URL", env=("WANDB_BASE_URL",)),
     _s("supabase.url", "", "Supabase project URL", env=("SUPABASE_URL",)),
     _s("supabase.key", "", "Supabase key", env=("SUPABASE_KEY",), secret=True),
+    # -- prune-disk ----------------------------------------------------------------------
+    _s("prune.min_free_gb", 20.0, "free space (GB) below which the disk needs pruning"),
+    _s("prune.margin_gb", 5.0, "--apply frees until min_free_gb + margin_gb is free"),
+    _s("prune.path", "", "the volume to keep free: a path on it (empty: $HOME)"),
+    _s("prune.min_age_days", 2.0, "rules' default: keep anything used more recently"),
+    _s("prune.workers", 0, "processes sizing one big tree (0: one per CPU, at most 4)"),
+    # -- health ------------------------------------------------------------------------
+    _s("health.volumes", ["~", "/tmp"], "paths whose volumes need free space", kind=list),
+    _s("health.disk_min_free_gb", 20.0, "a volume with less free space (GB) fails"),
+    _s("health.mem_min_available_gb", 2.0, "less MemAvailable (GB) fails"),
+    _s("health.psi_some_avg60_max", 20.0, "memory pressure: % of time some task stalled (60 s)"),
+    _s("health.psi_full_avg60_max", 5.0, "memory pressure: % of time all tasks stalled (60 s)"),
+    _s("health.swap_max_used_pct", 80.0, "more swap in use (% of swap) fails"),
+    _s("health.load_max_per_cpu", 2.0, "5-minute load average per CPU above this fails"),
+    _s("health.top_processes", 10, "processes listed by RSS when memory is low"),
     _s(
         "database.url",
         "",
@@ -251,9 +266,12 @@ SETTINGS: tuple[Setting, ...] = (
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
 
 # Sections holding arrays of tables (validated by the command that uses them).
+# A dotted name ("prune.rules") is an array of tables inside a section: [[prune.rules]].
 LIST_SECTIONS: dict[str, str] = {
     "clusters": "clusters to poll: name, host (`local` or an SSH alias), scheduler, …",
     "gates": "gates: name, table, [[gates.require]] benchmark/metric/threshold; or a streak",
+    "prune.rules": "what prune-disk may delete: kind (hf_cache, traces, cache_dir, glob), "
+    "root, min_age_days, keep, …",
 }
 
 # Tables nested in a section whose keys the command names (validated by that command).
@@ -265,3 +283,12 @@ SUBTABLES: dict[str, str] = {
 DEFAULT_CLUSTERS: list[dict[str, Any]] = [
     {"name": "local", "host": "local", "scheduler": "slurm"},
 ]
+DEFAULT_PRUNE_RULES: list[dict[str, Any]] = [
+    {"kind": "hf_cache"},
+    {"kind": "traces", "root": "~/experiments/traces"},
+]
+# The tables each array has when the config file has none.
+LIST_DEFAULTS: dict[str, list[dict[str, Any]]] = {
+    "clusters": DEFAULT_CLUSTERS,
+    "prune.rules": DEFAULT_PRUNE_RULES,
+}

@@ -55,6 +55,22 @@ def _needs_attention(rec: dict[str, Any]) -> ExitCode:
     return ExitCode.ATTENTION if rec.get("needs_attention") else ExitCode.OK
 
 
+def _disk(rec: dict[str, Any]) -> ExitCode:
+    """prune-disk: free space still under the threshold once it is done."""
+    if rec.get("phase", "after") == "after" and rec.get("below_threshold"):
+        return ExitCode.ATTENTION
+    return ExitCode.OK
+
+
+def _candidate(rec: dict[str, Any]) -> ExitCode:
+    return ExitCode.ATTENTION if rec.get("status") == "failed" else ExitCode.OK
+
+
+def _check(rec: dict[str, Any]) -> ExitCode:
+    """health: a failed check needs a person."""
+    return ExitCode.ATTENTION if rec.get("ok") is False else ExitCode.OK
+
+
 RULES: dict[str, Callable[[dict[str, Any]], ExitCode]] = {
     "error": _error,
     "job": _job,
@@ -72,6 +88,9 @@ RULES: dict[str, Callable[[dict[str, Any]], ExitCode]] = {
     # supervise's final events: gave up and asks a person (1), was interrupted (130)
     "escalated": lambda rec: ExitCode.ATTENTION,
     "interrupted": lambda rec: ExitCode.INTERRUPTED,
+    "disk": _disk,
+    "candidate": _candidate,
+    "check": _check,
 }
 
 

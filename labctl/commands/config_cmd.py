@@ -58,7 +58,7 @@ def render_default_toml() -> str:
     """The complete default config, one commented line per setting (values via tomli-w)."""
     import tomli_w
 
-    from labctl.settings import DEFAULT_CLUSTERS, LIST_SECTIONS, SETTINGS, SUBTABLES
+    from labctl.settings import LIST_DEFAULTS, LIST_SECTIONS, SETTINGS, SUBTABLES
 
     lines = [
         "# labctl configuration. Every setting is shown with its default.",
@@ -77,7 +77,7 @@ def render_default_toml() -> str:
         lines += ["", f"# {help_text}"]
     for name, help_text in LIST_SECTIONS.items():
         lines += ["", f"# {help_text}"]
-        for table in DEFAULT_CLUSTERS:
+        for table in LIST_DEFAULTS.get(name, []):
             lines.append(f"[[{name}]]")
             lines.append(tomli_w.dumps(table).rstrip("\n"))
     return "\n".join(lines) + "\n"
@@ -85,7 +85,7 @@ def render_default_toml() -> str:
 
 def _settings(lc: Context) -> Iterator[dict[str, Any]]:
     from labctl.redact import mask
-    from labctl.settings import SETTINGS, SUBTABLES
+    from labctl.settings import LIST_DEFAULTS, LIST_SECTIONS, SETTINGS, SUBTABLES
 
     config = lc.config
     for s in SETTINGS:
@@ -105,27 +105,28 @@ def _settings(lc: Context) -> Iterator[dict[str, Any]]:
         }
     for key, help_text in SUBTABLES.items():
         for name, table in config.subtable(key).items():
-            yield {
-                "kind": "setting",
-                "key": f'{key}."{name}"',
-                "value": table,
-                "source": "file",
-                "shadowed": [],
-                "secret": False,
-                "env": [],
-                "help": help_text,
-            }
-    for i, cluster in enumerate(config.table_list("clusters")):
-        yield {
-            "kind": "setting",
-            "key": f"clusters[{i}]",
-            "value": cluster,
-            "source": "file" if "clusters" in config.data else "default",
-            "shadowed": [],
-            "secret": False,
-            "env": [],
-            "help": "a cluster to poll",
-        }
+            yield _table_setting(f'{key}."{name}"', table, "file", help_text)
+    for name, help_text in LIST_SECTIONS.items():
+        tables = config.table_list(name)
+        from_file = tables != LIST_DEFAULTS.get(name, []) or _in_file(config.data, name)
+        for i, table in enumerate(tables):
+            yield _table_setting(
+                f"{name}[{i}]", table, "file" if from_file else "default", help_text
+            )
+
+
+def _table_setting(key: str, table: dict[str, Any], source: str, help_text: str) -> dict[str, Any]:
+    return {"kind": "setting", "key": key, "value": table, "source": source, "shadowed": [],
+            "secret": False, "env": [], "help": help_text}  # fmt: skip
+
+
+def _in_file(data: dict[str, Any], name: str) -> bool:
+    holder: Any = data
+    for part in name.split("."):
+        if not isinstance(holder, dict) or part not in holder:
+            return False
+        holder = holder[part]
+    return True
 
 
 @app.command("show")

@@ -1,0 +1,156 @@
+"""`labctl prune-disk [PATH]`: keep the volume of PATH (default $HOME) above
+`[prune] min_free_gb`, deleting only what `[[prune.rules]]` name and only what is safe.
+
+Every rule yields `candidate` records: the Hugging Face cache through huggingface_hub's
+own cache API (never a blob by hand, never the login token, never a download in flight),
+experiment trace folders only once every local file is verified on the Hub repo
+configured for the experiment, tool caches and glob matches with their own safety notes.
+Dry run by default. `--apply` deletes oldest first until free space is back above the
+threshold plus `[prune] margin_gb` (`--all`: every safe candidate), re-checking each one
+(re-measured; traces re-verified by hash) just before deleting it. Nothing outside a
+rule's root is ever deleted, whatever the symlinks say. Exit 1 when free space is still
+under the threshold (or a deletion failed), 3 when the Hub could not be reached.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Annotated, Any, Literal
+
+import typer
+
+from labctl.commands.prune_disk_schema import SCHEMAS
+from labctl.context import Context
+
+__all__ = ["EXAMPLES", "SCHEMAS", "cli"]
+
+EXAMPLES = [
+    "labctl prune-disk                    # dry run: free space, candidates, what would go",
+    "labctl prune-disk --apply            # delete oldest first until above min_free + margin",
+    "labctl prune-disk --apply --all --rule hf_cache:/data/hf/hub",
+    "labctl prune-disk --verify hash /data   # dry run that also hashes traces against the Hub",
+]
+GB = 1_000_000_000
+
+
+def _protected(lc: Context, rules: list[Any]) -> list[tuple[str, str, str]]:
+    from labctl.disk.rules import hf_hub_cache, hf_token_paths
+
+    env = lc.environ
+    out = [
+        (os.path.realpath(p), "protected", "the Hugging Face login token")
+        for p in hf_token_paths(env)
+    ]
+    out.append((os.path.realpath(str(lc.config.path)), "protected", "labctl's config file"))
+    out.append((os.path.realpath(str(lc.state_dir)), "protected", "labctl's state"))
+    hub = os.path.realpath(hf_hub_cache(env))
+    for rule in rules:
+        if rule.kind == "hf_cache":
+            hub_root = rule.root_real
+            if hub_root != hub:
+                out.append((hub_root, "hf_cache_managed", "pruned by kind hf_cache only"))
+    out.append((hub, "hf_cache_managed", "pruned by kind hf_cache only"))
+    return out
+
+
+def _workers(configured: int) -> int:
+    if configured > 0:
+        return configured
+    try:
+        return max(1, min(4, len(os.sched_getaffinity(0))))
+    except (AttributeError, OSError):
+        return max(1, min(4, os.cpu_count() or 1))
+
+
+def run(
+    lc: Context,
+    path: str | None,
+    *,
+    apply: bool,
+    everything: bool,
+    verify: str,
+    only: list[str],
+    min_free_gb: float | None,
+) -> Iterator[dict[str, Any]]:
+    from labctl.backends import hf_hub
+    from labctl.disk.plan import Target, default_target_path, prune
+    from labctl.disk.rules import parse_rules
+    from labctl.disk.scan import ScanEnv
+    from labctl.errors import UsageError
+    from labctl.progressbar import progress_bar
+
+    cfg = lc.config
+    rules = parse_rules(cfg.table_list("prune.rules"), lc.environ, cfg.get("prune.min_age_days"))
+    if only:
+        unknown = sorted(set(only) - {r.name for r in rules})
+        if unknown:
+            names = ", ".join(r.name for r in rules)
+            raise UsageError(f"--rule {unknown[0]!r}: no such rule (rules: {names})")
+        rules = [r for r in rules if r.name in only]
+    target_path = path or cfg.get("prune.path") or default_target_path(lc.environ)
+    min_free = cfg.get("prune.min_free_gb") if min_free_gb is None else min_free_gb
+    target = Target(
+        path=os.path.abspath(os.path.expanduser(target_path)),
+        min_free=int(min_free * GB),
+        margin=int(cfg.get("prune.margin_gb") * GB),
+        apply=apply,
+        everything=everything,
+    )
+    env = ScanEnv(
+        now=lc.clock(),
+        protected=_protected(lc, rules),
+        hub=hf_hub.HubTrees(cfg.get("hf.endpoint"), cfg.get("hf.token") or None),
+        verify=verify,
+        workers=_workers(cfg.get("prune.workers")),
+        self_pid=os.getpid(),
+        hf_cache_api=hf_hub,
+    )
+    with progress_bar(lc.stderr, quiet=lc.quiet, title="sizing") as bar:
+        env.progress = bar
+        yield from prune(rules, target, env)
+
+
+def _locked(lc: Context, records: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    from labctl.fsops import state_lock
+
+    with state_lock(lc.state_dir, "prune-disk", wait_s=5.0):
+        yield from records
+
+
+def cli(
+    lc: Context,
+    path: Annotated[
+        str | None,
+        typer.Argument(help="A path on the volume to keep free (default: [prune] path, $HOME)."),
+    ] = None,
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Delete (default: dry run, nothing is touched).")
+    ] = False,
+    everything: Annotated[
+        bool,
+        typer.Option("--all", help="Delete every safe candidate, not only until the goal."),
+    ] = False,
+    verify: Annotated[
+        Literal["size", "hash"],
+        typer.Option(
+            "--verify", help="Dry run: check traces on the Hub by size or hash (--apply: hash)."
+        ),
+    ] = "size",
+    rule: Annotated[
+        list[str] | None,
+        typer.Option("--rule", metavar="NAME", help="Only this rule (repeatable)."),
+    ] = None,
+    min_free_gb: Annotated[
+        float | None,
+        typer.Option(
+            "--min-free-gb", metavar="GB", help="Threshold (default [prune] min_free_gb)."
+        ),
+    ] = None,
+) -> int:
+    """Free disk space by deleting only what the rules name and only what is safe."""
+    records = run(
+        lc, path, apply=apply, everything=everything, verify=verify, only=rule or [],
+        min_free_gb=min_free_gb,
+    )  # fmt: skip
+    return lc.emit(_locked(lc, records) if apply else records)

@@ -1,0 +1,1 @@
+"""`labctl health`: free disk, memory, pressure, swap and load, read-only."""

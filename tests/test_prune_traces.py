@@ -1,0 +1,132 @@
+"""Trace folders are deleted only once every local file is verified on the Hub (HfApi
+against a fake Hub on 127.0.0.1): verified, a file missing, a size mismatch, a content
+mismatch caught by the hash re-check before deleting, an unknown repo, and an
+unreachable Hub (exit 3). The Hub token is used but never printed."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from disk_helpers import age_tree, write
+from fakes.hub import FakeHub
+from prune_helpers import candidates, prune, write_config
+
+TOKEN = "hf_" + "Zq9" * 12
+
+
+@pytest.fixture
+def hub() -> Iterator[FakeHub]:
+    with FakeHub() as fake:
+        yield fake
+
+
+def _files(exp: str) -> dict[str, bytes]:
+    return {
+        f"traces/{exp}/rollouts/step-000.jsonl": b'{"reward": 1}\n' * 300,
+        f"traces/{exp}/rollouts/step-001.jsonl": b'{"reward": 0}\n' * 200,
+        f"traces/{exp}/summary.parquet": bytes(range(256)) * 40,
+    }
+
+
+@pytest.fixture
+def traces(hub: FakeHub, isolated_env: Path) -> Path:
+    root = isolated_env / "experiments" / "traces"
+    remote: dict[str, bytes] = {}
+    for exp in ("exp-ok", "exp-missing", "exp-size", "exp-content", "exp-elsewhere"):
+        for path, data in _files(exp).items():
+            write(root / path.removeprefix("traces/"), 0)
+            (root / path.removeprefix("traces/")).write_bytes(data)
+            if exp != "exp-elsewhere":
+                remote[path] = data
+    del remote["traces/exp-missing/rollouts/step-001.jsonl"]  # a partial upload
+    remote["traces/exp-size/summary.parquet"] += b"more"
+    remote["traces/exp-content/rollouts/step-000.jsonl"] = b'{"reward": 9}\n' * 300  # same size
+    hub.add("lab/traces", remote, repo_type="dataset", lfs={p for p in remote if "parquet" in p})
+    for exp in root.iterdir():
+        age_tree(exp, 10)
+    return root
+
+
+def config(home: Path, hub_url: str) -> tuple[Path, dict[str, str]]:
+    rule = {
+        "kind": "traces",
+        "root": "~/experiments/traces",
+        "repo": "lab/traces",
+        "repos": {"exp-elsewhere": "lab/other-traces"},
+    }
+    env = {"HF_ENDPOINT": hub_url, "HF_TOKEN": TOKEN}
+    return write_config(home, [rule], margin_gb=0), env
+
+
+def test_dry_run_verifies_by_size(traces: Path, hub: FakeHub, isolated_env: Path) -> None:
+    cfg, env = config(isolated_env, hub.url)
+    res = prune(cfg, "--all", "--min-free-gb", "0", env=env)
+    assert res.code == 0, res.stdout
+    found = candidates(res)
+    ok = found["exp-ok"]
+    assert ok["safe"] and ok["verified"] == "size" and ok["status"] == "would_delete"
+    assert ok["hub_repo"] == "lab/traces" and ok["path_in_repo"] == "traces/exp-ok"
+    assert ok["hub_revision"] == hub.repos[("dataset", "lab/traces")].sha
+    assert found["exp-missing"]["reason"] == "not_uploaded"
+    assert "step-001.jsonl" in found["exp-missing"]["message"]
+    assert found["exp-size"]["reason"] == "size_mismatch"
+    assert found["exp-content"]["safe"]  # same sizes: only a hash tells
+    assert found["exp-elsewhere"]["reason"] == "hub_repo_not_found"
+    # the token was sent to the Hub and never printed
+    assert any(h.get("authorization") == f"Bearer {TOKEN}" for _, _, h in hub.requests)
+    assert TOKEN not in res.stdout + res.stderr
+
+
+def test_verify_hash_in_a_dry_run(traces: Path, hub: FakeHub, isolated_env: Path) -> None:
+    cfg, env = config(isolated_env, hub.url)
+    res = prune(cfg, "--all", "--verify", "hash", "--min-free-gb", "0", env=env)
+    found = candidates(res)
+    assert found["exp-ok"]["verified"] == "hash"
+    assert found["exp-content"]["reason"] == "hash_mismatch"
+
+
+def test_apply_rechecks_by_hash_and_deletes_only_what_is_on_the_hub(
+    traces: Path, hub: FakeHub, isolated_env: Path
+) -> None:
+    cfg, env = config(isolated_env, hub.url)
+    res = prune(cfg, "--apply", "--all", "--min-free-gb", "0", env=env)
+    assert res.code == 0, res.stdout
+    found = candidates(res)
+    assert found["exp-ok"]["status"] == "deleted" and found["exp-ok"]["verified"] == "hash"
+    assert not (traces / "exp-ok").exists()
+    content = found["exp-content"]
+    assert content["status"] == "kept" and content["reason"] == "hash_mismatch"
+    for exp in ("exp-missing", "exp-size", "exp-content", "exp-elsewhere"):
+        assert len(list((traces / exp).rglob("*.*"))) == 3, exp
+    assert TOKEN not in res.stdout + res.stderr
+
+
+def test_unreachable_hub_keeps_everything_and_exits_3(traces: Path, isolated_env: Path) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    cfg, env = config(isolated_env, dead)
+    res = prune(cfg, "--apply", "--all", "--min-free-gb", "0", env=env)
+    assert res.code == 3, res.stdout
+    errors = [r for r in res.records if r["kind"] == "error"]
+    assert {e["reason"] for e in errors} == {"unreachable"}
+    assert {e["source"] for e in errors} == {"lab/traces", "lab/other-traces"}  # once per repo
+    found = candidates(res)
+    assert all(c["status"] == "kept" and c["reason"] == "hub_unreachable" for c in found.values())
+    assert all((traces / exp).exists() for exp in found)
+
+
+def test_recent_traces_and_no_repo_configured(
+    traces: Path, hub: FakeHub, isolated_env: Path
+) -> None:
+    write(traces / "exp-new" / "step.jsonl", 100)
+    rule = {"kind": "traces", "root": str(traces), "repos": {"exp-ok": "lab/traces"}}
+    cfg = write_config(isolated_env, [rule])
+    res = prune(cfg, "--all", "--min-free-gb", "0", env={"HF_ENDPOINT": hub.url})
+    found = candidates(res)
+    assert found["exp-new"]["reason"] == "too_recent"
+    assert found["exp-size"]["reason"] == "no_hub_repo"
+    assert found["exp-ok"]["safe"]
