@@ -5,7 +5,7 @@ _labctl() {
   cmd=""; sub=""
   for ((i=1; i<COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --bucket|--cluster|--command|--config|--cycle|--escalate-to|--events|--every|--exit-code|--explain|--format|--input|--jobs|--kill-grace|--max-retries|--merge-method|--message|--model|--move-to|--name|--partition|--reason|--root|--schedule|--since|--source|--stall-after|--started-at|--streak|--topic|--window|-c|-f|-i|-j|-m|-n|-s|-t) ((i++)) ;;
+      --bucket|--cluster|--command|--config|--cycle|--escalate-to|--events|--every|--exit-code|--explain|--format|--input|--jobs|--kill-grace|--max-retries|--merge-method|--message|--min-free-gb|--model|--move-to|--name|--partition|--reason|--root|--rule|--schedule|--since|--source|--stall-after|--started-at|--streak|--topic|--verify|--volume|--window|-c|-f|-i|-j|-m|-n|-s|-t) ((i++)) ;;
       -*) ;;
       *) if [[ -z $cmd ]]; then cmd="${COMP_WORDS[i]}"; elif [[ -z $sub ]]; then sub="${COMP_WORDS[i]}"; fi ;;
     esac
@@ -28,12 +28,14 @@ _labctl() {
     --max-retries) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --merge-method) COMPREPLY=($(compgen -W "merge squash rebase" -- "$cur")); return ;;
     --message) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --min-free-gb) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --model) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --move-to) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --name) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --partition) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --reason) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --root) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --rule) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --schedule) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --since) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --source) COMPREPLY=($(compgen -W "supabase postgres -" -- "$cur")); return ;;
@@ -41,6 +43,8 @@ _labctl() {
     --started-at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --streak) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --topic) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --verify) COMPREPLY=($(compgen -W "size hash" -- "$cur")); return ;;
+    --volume) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --window) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -c) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -f) COMPREPLY=($(compgen -W "auto jsonl json table" -- "$cur")); return ;;
@@ -52,7 +56,7 @@ _labctl() {
     -t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron prune-disk health schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
     poll) COMPREPLY=($(compgen -W "--cluster -c --since --changed-only --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     diagnose) COMPREPLY=($(compgen -W "--input -i --all --window --full --group --catalog --explain --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     supervise) COMPREPLY=($(compgen -W "--max-retries --stall-after --kill-grace --events --escalate-to --name --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
@@ -75,7 +79,9 @@ _labctl() {
         remove) COMPREPLY=($(compgen -W "--dry-run --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
         status) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help" -- "$cur")) ;;
       esac ;;
-    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron schema config" -- "$cur")) ;;
+    prune-disk) COMPREPLY=($(compgen -W "--apply --all --verify --rule --min-free-gb --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
+    health) COMPREPLY=($(compgen -W "--volume --top --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
+    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron prune-disk health schema config" -- "$cur")) ;;
     config)
       case "$sub" in
         "") COMPREPLY=($(compgen -W "init path show --help" -- "$cur")) ;;

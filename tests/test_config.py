@@ -109,3 +109,23 @@ def test_world_readable_config_holding_a_secret_is_refused(tmp_path: Path) -> No
     path.write_text('[[clusters]]\nname = "c"\nhost = "local"\npassword = "hunter2hunter2"\n')
     path.chmod(0o640)
     assert run_labctl("config", "show", env={"LABCTL_CONFIG": str(path)}).code == 2
+
+
+def test_prune_rules_are_an_array_of_tables_in_their_section(isolated_env: Path) -> None:
+    res = run_labctl("config", "init")
+    path = Path(res.records[0]["path"])
+    data = tomllib.loads(path.read_text())
+    assert [r["kind"] for r in data["prune"]["rules"]] == ["hf_cache", "traces"]
+    show = run_labctl("config", "show")
+    assert show.code == 0  # the file config init wrote loads again
+    rule = _setting(show, "prune.rules[1]")
+    assert rule["value"]["root"] == "~/experiments/traces"
+    path.write_text('[prune]\nmin_free_gb = 50\n[[prune.rules]]\nkind = "glob"\nroot = "/x"\n')
+    show = run_labctl("config", "show")
+    assert _setting(show, "prune.rules[0]")["value"]["kind"] == "glob"
+    assert _setting(show, "prune.rules[0]")["source"] == "file"
+    path.write_text("[prune]\nrules = 3\n")
+    bad = run_labctl("config", "show")
+    assert (
+        bad.code == 2 and "[[prune.rules]] must be an array of tables" in bad.records[0]["message"]
+    )

@@ -96,6 +96,12 @@ CASES: dict[str, list[Case]] = {
         Case(["remove", "--dry-run"], env={"LABCTL_CONFIG": str(FIXTURES / "cron.toml")}),
         Case(["install", "--every", "7m"], env={"LABCTL_CONFIG": str(FIXTURES / "cron.toml")}),
     ],
+    "prune-disk": [
+        Case(["--summary"]),
+        Case(["--all", "--verify", "hash", "--min-free-gb", "1e9"]),
+        Case(["--rule", "nope"]),
+    ],
+    "health": [Case([]), Case(["--top", "--summary"])],
     "log": [
         Case(["-t", "sweep"], '{"kind":"job","verdict":"failed"}\nbad\n'),
         Case(["-t", "note", "-m", "hello"]),

@@ -47,6 +47,7 @@ def test_frees_oldest_first_until_the_goal_on_a_full_volume(tmp_path: Path) -> N
 
         res = prune(cfg, "--apply", str(vol))
         assert res.code == 0, res.stdout
+        assert res.stderr == ""  # piped: no progress bar, no chatter
         done = [r for r in res.records if r["kind"] == "candidate" and r["applied"]]
         assert [r["name"] for r in done] == ["e5", "e4"]  # oldest first, then stop
         assert all(r["bytes_freed"] == r["bytes_exclusive"] for r in done)

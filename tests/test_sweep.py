@@ -121,6 +121,7 @@ def test_the_sweep_under_cron(tmp_path: Path) -> None:
     assert any(f"sft-nan-{tag}" in r and "✗ failed" in r and "nan_loss" in r for r in rows), table
     assert not any(f"tracegen-{tag}" in r for r in rows)  # out of scope: counted only
     assert "match skip patterns" in table
+    assert "health (" in table and "disk_free" in table  # the machine's own checks
 
     entries = sorted((home / ".local" / "state" / "labctl" / "log").glob("*_sweep*.md"))
     assert len(entries) == 1 and re.match(r"\d{4}-\d{2}-\d{2}_sweep\.md$", entries[0].name)
@@ -130,6 +131,8 @@ def test_the_sweep_under_cron(tmp_path: Path) -> None:
     records = [json.loads(line) for line in block.splitlines()]
     assert_valid("diagnose", records)
     assert_valid("poll", [r for r in records if r["kind"] in ("job", "skipped", "error")])
+    assert_valid("health", [r for r in records if r["kind"] in ("check", "process")])
+    assert {r["check"] for r in records if r["kind"] == "check"} >= {"disk_free", "load"}
     by_name = {r.get("name"): r for r in records if r["kind"] == "job"}
     assert by_name[f"sft-oom-{tag}"]["diagnosis"]["category"] == "cuda_oom"
     assert by_name[f"eval-silent-{tag}"]["verdict"] == "running-stalled"

@@ -34,6 +34,10 @@ VIEWS: dict[str, str] = {
     "succeeded": "labctl.render.supervise:outcome",
     "escalated": "labctl.render.supervise:outcome",
     "interrupted": "labctl.render.supervise:outcome",
+    "disk": "labctl.render.machine:render_disk",
+    "candidate": "labctl.render.machine:render_candidates",
+    "check": "labctl.render.machine:render_checks",
+    "process": "labctl.render.machine:render_processes",
 }
 MAX_GENERIC_COLUMNS = 14
 MAX_CELL = 80
