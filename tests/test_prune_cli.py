@@ -4,15 +4,18 @@ a mount inside a candidate, a file held open, the login token, keep-N, bad confi
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 from conftest import run_labctl
-from disk_helpers import age, age_tree, du, tmpfs, write
+from disk_helpers import NO_DAC, age, age_tree, du, no_dac_available, tmpfs, write
 from prune_helpers import candidates, disk_after, prune, write_config
 
 MB = 1_000_000
@@ -197,3 +200,34 @@ def test_the_same_disk_usage_as_du_for_each_candidate(tmp_path: Path) -> None:
     assert found["staging"]["reason"] == "wandb_staging"
     # the hard link is counted in both entries, and freed by neither alone
     assert found["media"]["bytes_exclusive"] < found["media"]["bytes"]
+
+
+@pytest.mark.skipif(not no_dac_available(), reason="setpriv cannot drop DAC capabilities")
+def test_a_folder_we_may_not_read_keeps_its_entry() -> None:
+    """File modes enforced (root without DAC capabilities): the locked folder's entry is
+    kept as unreadable, partial; the readable one next to it goes."""
+    base = Path(tempfile.mkdtemp(prefix="labctl-perm-"))
+    try:
+        base.chmod(0o755)
+        cache = base / "pip"
+        write(cache / "open" / "a.whl", 50_000)
+        write(cache / "locked" / "inner" / "b.whl", 50_000)
+        age_tree(cache, 30)
+        (cache / "locked" / "inner").chmod(0o000)
+        cfg = write_config(base, [{"kind": "cache_dir", "root": str(cache)}])
+        env = {**os.environ, "HOME": str(base)}
+        out = subprocess.run(
+            [*NO_DAC, sys.executable, "-m", "labctl", "prune-disk", "--config", str(cfg),
+             "--apply", "--all", "--min-free-gb", "0"],
+            capture_output=True, text=True, env=env, check=False,
+        )  # fmt: skip
+        found = {r["name"]: r for r in map(json.loads, out.stdout.splitlines())
+                 if r["kind"] == "candidate"}  # fmt: skip
+        locked = found["locked"]
+        assert locked["reason"] == "unreadable" and locked["partial"] is True
+        assert locked["unreadable"] == [str(cache / "locked" / "inner")]
+        assert found["open"]["status"] == "deleted"
+        assert (cache / "locked" / "inner").exists()
+    finally:
+        (base / "pip" / "locked" / "inner").chmod(0o755)
+        shutil.rmtree(base)

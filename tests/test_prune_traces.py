@@ -47,6 +47,8 @@ def traces(hub: FakeHub, isolated_env: Path) -> Path:
     hub.add("lab/traces", remote, repo_type="dataset", lfs={p for p in remote if "parquet" in p})
     for exp in root.iterdir():
         age_tree(exp, 10)
+    outside = write(isolated_env / "elsewhere" / "exp-linked" / "step.jsonl", 100)
+    (root / "exp-linked").symlink_to(outside.parent)  # an experiment folder that is a link
     return root
 
 
@@ -75,6 +77,7 @@ def test_dry_run_verifies_by_size(traces: Path, hub: FakeHub, isolated_env: Path
     assert found["exp-size"]["reason"] == "size_mismatch"
     assert found["exp-content"]["safe"]  # same sizes: only a hash tells
     assert found["exp-elsewhere"]["reason"] == "hub_repo_not_found"
+    assert found["exp-linked"]["reason"] == "symlink"
     # the token was sent to the Hub and never printed
     assert any(h.get("authorization") == f"Bearer {TOKEN}" for _, _, h in hub.requests)
     assert TOKEN not in res.stdout + res.stderr
@@ -101,6 +104,7 @@ def test_apply_rechecks_by_hash_and_deletes_only_what_is_on_the_hub(
     assert content["status"] == "kept" and content["reason"] == "hash_mismatch"
     for exp in ("exp-missing", "exp-size", "exp-content", "exp-elsewhere"):
         assert len(list((traces / exp).rglob("*.*"))) == 3, exp
+    assert (traces / "exp-linked" / "step.jsonl").exists()
     assert TOKEN not in res.stdout + res.stderr
 
 
@@ -115,6 +119,8 @@ def test_unreachable_hub_keeps_everything_and_exits_3(traces: Path, isolated_env
     assert {e["reason"] for e in errors} == {"unreachable"}
     assert {e["source"] for e in errors} == {"lab/traces", "lab/other-traces"}  # once per repo
     found = candidates(res)
+    linked = found.pop("exp-linked")
+    assert linked["reason"] == "symlink"
     assert all(c["status"] == "kept" and c["reason"] == "hub_unreachable" for c in found.values())
     assert all((traces / exp).exists() for exp in found)
 

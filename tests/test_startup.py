@@ -49,7 +49,8 @@ def test_command_help_does_not_import_backends_or_pydantic() -> None:
     code = (
         "import contextlib, io\nfrom labctl.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    main(['table', '--help']); main(['config', '--help']); main(['--help'])"
+        "    main(['table', '--help']); main(['config', '--help']); main(['--help'])\n"
+        "    main(['prune-disk', '--help']); main(['health', '--help'])"
     )
     loaded = _modules_after(code)
     assert not loaded & set(HEAVY), loaded & set(HEAVY)

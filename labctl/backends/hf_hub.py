@@ -139,6 +139,7 @@ class HubTrees:
         self.token = token or None
         self.timeout_s = timeout_s
         self._api: Any = None
+        self._commits: dict[tuple[str, str, str], str] = {}
 
     def _client(self) -> Any:
         if self._api is None:
@@ -159,7 +160,12 @@ class HubTrees:
 
         api = self._client()
         try:
-            sha = api.repo_info(repo_id, repo_type=repo_type, revision=revision).sha
+            key = (repo_id, repo_type, revision)
+            if key not in self._commits:  # one commit per repo and run: listings agree
+                self._commits[key] = api.repo_info(
+                    repo_id, repo_type=repo_type, revision=revision
+                ).sha
+            sha = self._commits[key]
             prefix = folder.strip("/")
             files: dict[str, RemoteFile] = {}
             entries = api.list_repo_tree(

@@ -113,6 +113,12 @@ def _scan(rule: Rule, env: ScanEnv) -> Any:
         return env.hf_cache_api.scan_cache(rule.root)
     except env.hf_cache_api.CacheMissing:
         return None
+    except OSError as exc:
+        raise CacheUnreadable(f"cannot scan the Hugging Face cache {rule.root}: {exc}") from None
+
+
+class CacheUnreadable(Exception):
+    pass
 
 
 def _corrupt(cache: Any, rule: Rule, env: ScanEnv) -> Iterator[dict[str, Any]]:
@@ -136,7 +142,11 @@ def _corrupt(cache: Any, rule: Rule, env: ScanEnv) -> Iterator[dict[str, Any]]:
 
 
 def collect(rule: Rule, env: ScanEnv) -> Iterator[Candidate | dict[str, Any]]:
-    cache = _scan(rule, env)
+    try:
+        cache = _scan(rule, env)
+    except CacheUnreadable as exc:
+        yield error_record("unreadable", str(exc), path=rule.root)
+        return
     if cache is None:
         return
     yield from _corrupt(cache, rule, env)
@@ -149,7 +159,10 @@ def collect(rule: Rule, env: ScanEnv) -> Iterator[Candidate | dict[str, Any]]:
 
 def collect_one(rule: Rule, path: str, env: ScanEnv) -> Candidate:
     """The candidate at `path` as it is now (for the re-check just before deleting)."""
-    cache = _scan(rule, env)
+    try:
+        cache = _scan(rule, env)
+    except CacheUnreadable:
+        cache = None
     if cache is not None:
         if path.endswith(".incomplete"):
             return _incomplete_candidate(rule, path, cache, env)
