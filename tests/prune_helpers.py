@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from conftest import Result, run_labctl
 from schema_check import assert_valid
-
-
-def toml_value(v: Any) -> str:
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(x)}" for k, x in v.items()) + " }"
-    return json.dumps(v)
+from test_poll_command import toml_value
 
 
 def write_config(home: Path, rules: list[dict[str, Any]], **prune: Any) -> Path:
