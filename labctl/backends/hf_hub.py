@@ -38,6 +38,7 @@ class CachedRepo:
     last_modified: float
     size_on_disk: int  # the library's apparent size (st_size of blobs)
     nb_files: int
+    expected_freed: int  # the library's delete strategy: what deleting the repo frees
 
 
 @dataclass
@@ -77,6 +78,9 @@ def scan_cache(cache_dir: str) -> HfCache:
                 last_modified=repo.last_modified,
                 size_on_disk=repo.size_on_disk,
                 nb_files=repo.nb_files,
+                expected_freed=info.delete_revisions(
+                    *(r.commit_hash for r in repo.revisions)
+                ).expected_freed_size,
             )
         )
     out.repos.sort(key=lambda r: r.path)

@@ -91,7 +91,11 @@ CANDIDATE = record(
         "repo_type": {"type": "string"},
         "revisions": _PATHS,
         "refs": _PATHS,
-        "hf_size_on_disk": BYTES,
+        "hf_size_on_disk": {**BYTES, "description": "huggingface_hub's size (st_size)"},
+        "hf_expected_freed": {
+            **BYTES,
+            "description": "huggingface_hub's delete strategy estimate (st_size based)",
+        },
         "hub_repo": STR_OR_NULL,
         "path_in_repo": {"type": "string"},
         "hub_revision": {"type": "string"},

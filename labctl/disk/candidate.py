@@ -46,10 +46,11 @@ class Candidate:
 
     @property
     def exclusive(self) -> int:
-        """What deleting it should give back (hard links living elsewhere excluded)."""
-        if "expected_freed" in self.extra and self.usage is None:
-            return int(self.extra["expected_freed"])
-        return self.usage.exclusive if self.usage else 0
+        """What deleting it should give back (hard links living elsewhere excluded; for a
+        cached HF repo also payloads in the shared blob store only it uses, which the
+        library's delete strategy counts and a walk that follows no symlink cannot)."""
+        walked = self.usage.exclusive if self.usage else 0
+        return max(walked, int(self.extra.get("hf_expected_freed") or 0))
 
     def keep(self, reason: str, message: str) -> None:
         if all(r != reason for r, _ in self.reasons):
@@ -69,7 +70,7 @@ class Candidate:
             "name": self.name,
             "item": self.item,
             "bytes": u.bytes if u else None,
-            "bytes_exclusive": self.exclusive if u or "expected_freed" in self.extra else None,
+            "bytes_exclusive": self.exclusive if u else None,
             "files": u.files if u else None,
             "last_used": rfc3339(self.last_used),
             "age_s": round(age, 1) if age is not None else None,

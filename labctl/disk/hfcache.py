@@ -73,6 +73,7 @@ def _repo_candidate(rule: Rule, repo: Any, cache: Any, env: ScanEnv) -> Candidat
         revisions=[r.commit for r in repo.revisions],
         refs=sorted({ref for r in repo.revisions for ref in r.refs}),
         hf_size_on_disk=repo.size_on_disk,
+        hf_expected_freed=repo.expected_freed,
     )
     if cand.usage is None:
         cand.keep("vanished", f"{repo.path} disappeared while it was being measured")
