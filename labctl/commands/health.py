@@ -92,7 +92,12 @@ def cli(
         bool, typer.Option("--top", help="List the largest processes even when memory is fine.")
     ] = False,
 ) -> int:
-    """Check free disk, memory, memory pressure, swap and load; never kills anything."""
+    """Check free disk, memory, memory pressure, swap and load; never kills anything.
+
+    One `check` record per check with ok, value and threshold ([health] settings); when
+    a memory check fails (or with --top) the largest processes by RSS follow, their
+    command lines with secret-looking arguments masked. Exit 1 when any check fails.
+    """
     from labctl.disk.rules import expand
     from labctl.health.checks import Thresholds, cpu_count, health
 

@@ -148,7 +148,16 @@ def cli(
         ),
     ] = None,
 ) -> int:
-    """Free disk space by deleting only what the rules name and only what is safe."""
+    """Free disk space by deleting only what the rules name and only what is safe.
+
+    Lists a `candidate` per item of each [[prune.rules]] (hf_cache, traces, cache_dir,
+    glob) with its disk usage, what deleting it frees, its age, and why it is kept when
+    it is: recent, in use, a download in flight, not verified on the Hub, outside the
+    root, another file system inside, unreadable, the login token. Dry run by default;
+    --apply deletes oldest first until [prune] min_free_gb + margin_gb is free (--all:
+    every safe candidate), re-checking each just before deleting it. Exit 1 while free
+    space is under the threshold or a deletion failed; 3 when the Hub is unreachable.
+    """
     records = run(
         lc, path, apply=apply, everything=everything, verify=verify, only=rule or [],
         min_free_gb=min_free_gb,
