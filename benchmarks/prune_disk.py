@@ -77,8 +77,9 @@ def build(tree: Path, files: int) -> None:
     marker.write_text(str(files))
 
 
-def run_child(argv: list[str]) -> tuple[float, str, int]:
-    """Wall time, stdout and peak RSS (kB, from wait4) of one child process."""
+def run_child(argv: list[str]) -> tuple[float, str, int, float]:
+    """Wall time, stdout, peak RSS (kB) and CPU seconds (user + system, its waited-for
+    helpers included) of one child process, from wait4."""
     t = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
     assert proc.stdout is not None
@@ -86,7 +87,7 @@ def run_child(argv: list[str]) -> tuple[float, str, int]:
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - t
-    return wall, out, usage.ru_maxrss
+    return wall, out, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
 def main() -> int:
@@ -103,21 +104,26 @@ def main() -> int:
     du_cmd = ["du", "-sxB1", str(tree)]
     run_child(du_cmd)  # warm the page cache
     times: dict[str, list[float]] = {"du": [], "labctl-1": [], "labctl-N": []}
+    cpu: dict[str, list[float]] = {"du": [], "labctl-1": [], "labctl-N": []}
     walks: dict[str, list[float]] = {"labctl-1": [], "labctl-N": []}
     rss: dict[str, int] = {}
     hwm: dict[str, int] = {}
     for _ in range(args.repeat):
-        wall, out, maxrss = run_child(du_cmd)
+        wall, out, maxrss, secs = run_child(du_cmd)
         du_bytes = int(out.split()[0])
         times["du"].append(wall)
+        cpu["du"].append(secs)
         rss["du"] = max(rss.get("du", 0), maxrss)
         for name, workers in (("labctl-1", 1), ("labctl-N", args.workers)):
-            wall, out, maxrss = run_child([sys.executable, "-c", CHILD, str(tree), str(workers)])
+            wall, out, maxrss, secs = run_child(
+                [sys.executable, "-c", CHILD, str(tree), str(workers)]
+            )
             got = json.loads(out)
             if got["bytes"] != du_bytes:
                 print(f"MISMATCH {name}: labctl {got['bytes']} != du {du_bytes}")
                 return 1
             times[name].append(wall)
+            cpu[name].append(secs)
             walks[name].append(got["walk"])
             rss[name] = max(rss.get(name, 0), maxrss)
             hwm[name] = max(hwm.get(name, 0), got["hwm_kb"])
@@ -125,16 +131,22 @@ def main() -> int:
     print(f"bytes: {du_bytes:,} (du -sxB1 and labctl equal on every run: "
           f"{args.repeat * 2} comparisons)")  # fmt: skip
     print(f"load average at the end: {Path('/proc/loadavg').read_text().split()[:3]}")
-    print(f"{'':10} {'walk (s)':>9} {'ratio':>6} {'process (s)':>12} {'ratio':>6} {'peak RSS':>10}")
-    print(f"{'du':10} {'':>9} {'':>6} {du_med:12.3f} {1:6.2f} {rss['du'] / 1024:8.1f}MB")
+    du_cpu = statistics.median(cpu["du"])
+    head = f"{'':10} {'walk (s)':>9} {'ratio':>6} {'process (s)':>12} {'ratio':>6}"
+    print(f"{head} {'CPU (s)':>8} {'ratio':>6} {'peak RSS':>10}")
+    print(f"{'du':10} {'':>9} {'':>6} {du_med:12.3f} {1:6.2f} {du_cpu:8.3f} {1:6.2f} "
+          f"{rss['du'] / 1024:8.1f}MB")  # fmt: skip
     for name in ("labctl-1", "labctl-N"):
         w, p = statistics.median(walks[name]), statistics.median(times[name])
+        c = statistics.median(cpu[name])
         label = name if name == "labctl-1" else f"labctl-{args.workers}"
         print(f"{label:10} {w:9.3f} {w / du_med:6.2f} {p:12.3f} {p / du_med:6.2f} "
-              f"{hwm[name] / 1024:8.1f}MB")  # fmt: skip
+              f"{c:8.3f} {c / du_cpu:6.2f} {hwm[name] / 1024:8.1f}MB")  # fmt: skip
     print("ratio = median time / median du wall time; walk = disk_usage() alone; process =")
-    print("the child's whole life (Python start-up and imports included); peak RSS = VmHWM")
-    print("of the walker (its forked helpers are smaller) and ru_maxrss of du.")
+    print("the child's whole life (Python start-up and imports included); CPU = user + system")
+    print("time of the child and its helpers; peak RSS = VmHWM of the walker (its forked")
+    print("helpers are smaller) and ru_maxrss of du. Wall ratios need idle CPUs: on a loaded")
+    print("machine the split cannot run in parallel; compare the CPU column there.")
     return 0
 
 
