@@ -49,6 +49,7 @@ def traces(hub: FakeHub, isolated_env: Path) -> Path:
         age_tree(exp, 10)
     outside = write(isolated_env / "elsewhere" / "exp-linked" / "step.jsonl", 100)
     (root / "exp-linked").symlink_to(outside.parent)  # an experiment folder that is a link
+    (root / "README.md").write_text("traces of the lab's RL runs\n")  # not an experiment
     return root
 
 
@@ -78,6 +79,7 @@ def test_dry_run_verifies_by_size(traces: Path, hub: FakeHub, isolated_env: Path
     assert found["exp-content"]["safe"]  # same sizes: only a hash tells
     assert found["exp-elsewhere"]["reason"] == "hub_repo_not_found"
     assert found["exp-linked"]["reason"] == "symlink"
+    assert "README.md" not in found
     # the token was sent to the Hub and never printed
     assert any(h.get("authorization") == f"Bearer {TOKEN}" for _, _, h in hub.requests)
     assert TOKEN not in res.stdout + res.stderr

@@ -156,7 +156,7 @@ def collect_one(rule: Rule, path: str, env: ScanEnv, hub: Hub | None = None) -> 
     cand = Candidate(rule=rule, path=path, name=os.path.basename(path), item="experiment")
     if os.path.islink(path) or not os.path.isdir(path):
         cand.usage = env.measure(path)
-        cand.keep("symlink", "not a folder of this root (a symlink or a file): left alone")
+        cand.keep("symlink", "a symlink, not a folder of this root: left alone")
         return cand
     cand.usage = env.measure(path, label=f"traces {cand.name}")
     if cand.usage is None:
@@ -174,8 +174,8 @@ def collect(rule: Rule, env: ScanEnv) -> Iterator[Candidate | dict[str, Any]]:
     if not os.path.isdir(rule.root):
         return
     hub = Hub(env)
-    with os.scandir(rule.root) as it:
-        names = sorted(e.name for e in it)
+    with os.scandir(rule.root) as it:  # folders (and links posing as folders), not files
+        names = sorted(e.name for e in it if e.is_dir() or e.is_symlink())
     for name in names:
         cand = collect_one(rule, os.path.join(rule.root, name), env, hub)
         err = cand.extra.pop("_error", None)
