@@ -12,6 +12,8 @@ from pathlib import Path
 
 from conftest import run_labctl
 from disk_helpers import tmpfs
+from hypothesis import given
+from hypothesis import strategies as st
 from schema_check import assert_valid
 
 from labctl.health.checks import redact_argv
@@ -124,3 +126,19 @@ def test_redact_argv() -> None:
     assert "s3cr3t" not in out and "hunter2" not in out
     assert "--lr 3e-4" in out and "-p x" in out
     assert len(redact_argv(("a" * 1000,))) == 300
+
+
+_word = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=12)
+
+
+@given(
+    before=st.lists(_word, max_size=4),
+    flag=st.sampled_from(["--token", "--hf-token", "--api-key", "--password", "-wandb-api-key"]),
+    secret=st.text("abcdefXYZ0123456789", min_size=12, max_size=40),
+    joined=st.booleans(),
+)
+def test_a_secret_flag_value_never_survives(
+    before: list[str], flag: str, secret: str, joined: bool
+) -> None:
+    argv = (*before, f"{flag}={secret}") if joined else (*before, flag, secret)
+    assert secret not in redact_argv(tuple(argv)) or any(secret in b for b in before)
