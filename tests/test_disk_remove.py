@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from disk_helpers import du, tmpfs, write
+from helpers.disk import du, tmpfs, write
 
 from labctl.disk.remove import OutsideRoot, remove_inside
 

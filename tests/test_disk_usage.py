@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from disk_helpers import du, no_dac_available, run_unprivileged, tmpfs, write
+from helpers.disk import du, no_dac_available, run_unprivileged, tmpfs, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

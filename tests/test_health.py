@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import run_labctl
-from disk_helpers import tmpfs
+from helpers.cli import run_labctl
+from helpers.disk import tmpfs
 from hypothesis import given
 from hypothesis import strategies as st
 from schema_check import assert_valid

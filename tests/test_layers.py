@@ -10,6 +10,9 @@ import pytest
 from helpers.cli import ROOT
 
 PACKAGE = ROOT / "labctl"
+# a core that needs no other core (disk, health): every other core and command is off limits
+LEAF_CORE = {"poll", "diagnose", "render", "cluster", "commands", "gate", "guard", "cron"}
+LEAF_CORE |= {"experiments", "supervise"}
 # layer -> the labctl packages it must not import (at module level or inside a function)
 FORBIDDEN = {
     "parse": {"backends", "cluster", "poll", "diagnose", "render", "commands", "progress"},
@@ -28,6 +31,8 @@ FORBIDDEN = {
     "logbook.py": {"poll", "diagnose", "render", "cluster", "commands", "backends"},
     # supervise carries out diagnose's catalog actions, so it may use diagnose's engine
     "supervise": {"poll", "render", "commands", "gate", "guard", "experiments", "cron"},
+    "disk": LEAF_CORE | {"health"},
+    "health": LEAF_CORE | {"disk"},
     "verdicts.py": {"parse", "progress", "backends", "cluster", "poll", "diagnose", "commands"},
 }
 

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_labctl
-from disk_helpers import NO_DAC, age, age_tree, du, no_dac_available, tmpfs, write
-from prune_helpers import candidates, disk_after, prune, write_config
+from helpers.cli import run_labctl
+from helpers.disk import NO_DAC, age, age_tree, du, no_dac_available, tmpfs, write
+from helpers.prune import candidates, disk_after, prune, write_config
 
 MB = 1_000_000
 

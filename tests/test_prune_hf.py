@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from disk_helpers import age, age_tree, du
 from fakes.hub import FakeHub
-from prune_helpers import candidates, disk_after, prune, write_config
+from helpers.disk import age, age_tree, du
+from helpers.prune import candidates, disk_after, prune, write_config
 
 MB = 1_000_000
 

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from disk_helpers import age_tree, write
 from fakes.hub import FakeHub
-from prune_helpers import candidates, prune, write_config
+from helpers.disk import age_tree, write
+from helpers.prune import candidates, prune, write_config
 
 TOKEN = "hf_" + "Zq9" * 12
 

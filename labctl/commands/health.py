@@ -98,8 +98,8 @@ def cli(
     a memory check fails (or with --top) the largest processes by RSS follow, their
     command lines with secret-looking arguments masked. Exit 1 when any check fails.
     """
-    from labctl.disk.rules import expand
     from labctl.health.checks import Thresholds, cpu_count, health
+    from labctl.volumes import expand
 
     cfg = lc.config
     t = Thresholds(

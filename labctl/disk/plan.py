@@ -18,7 +18,7 @@ from labctl.disk import caches, hfcache, traces
 from labctl.disk.candidate import Candidate, keep_newest
 from labctl.disk.rules import Rule
 from labctl.disk.scan import ScanEnv
-from labctl.disk.volume import GB, Volume, existing_ancestor, free_bytes, volume
+from labctl.volumes import GB, Volume, existing_ancestor, free_bytes, volume
 
 COLLECTORS: dict[str, ModuleType] = {
     "hf_cache": hfcache,

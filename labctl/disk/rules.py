@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labctl.errors import ConfigError
+from labctl.volumes import expand
 
 KINDS = ("hf_cache", "traces", "cache_dir", "glob")
 TOOLS = ("pip", "uv", "torch", "wandb", "hf_home", "other")
@@ -67,15 +68,6 @@ class Rule:
     @property
     def root_real(self) -> str:
         return os.path.realpath(self.root)
-
-
-def expand(path: str, environ: Mapping[str, str]) -> str:
-    home = environ.get("HOME") or "/"
-    if path == "~" or path.startswith("~/"):
-        path = home + path[1:]
-    if not os.path.isabs(path):
-        path = os.path.join(home, path)
-    return os.path.normpath(path)
 
 
 def hf_home(environ: Mapping[str, str]) -> str:

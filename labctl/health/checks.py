@@ -60,7 +60,7 @@ def _check(name: str, ok: bool, value: Any, threshold: Any, unit: str, message: 
 
 
 def disk_checks(t: Thresholds) -> Iterator[dict[str, Any]]:
-    from labctl.disk.volume import existing_ancestor, volume
+    from labctl.volumes import existing_ancestor, volume
 
     seen: set[int] = set()
     for path in t.volumes:

@@ -5,5 +5,9 @@
 - `slurm`: run SLURM commands against the local test cluster, submit jobs, run
   `labctl poll` on it and pick a scenario's records (`slurm`, `sbatch`, `sacct_states`,
   `poll`, `mine`).
+- `disk`: `du` as the reference, real tmpfs mounts, file modes enforced for root
+  (`setpriv` without DAC capabilities), trees aged with `os.utime`.
+- `prune`: a config with `[[prune.rules]]`, `labctl prune-disk` with its records checked
+  against the schema, records by name.
 - `redact_reference`: the earlier redactor, the reference of the redaction differential test.
 """

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from helpers.cli import ROOT
+
 # A root process without these capabilities is held to file modes like anyone else.
 NO_DAC = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
 

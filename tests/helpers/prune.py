@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conftest import Result, run_labctl
 from schema_check import assert_valid
-from test_poll_command import toml_value
+
+from helpers.cli import Result, run_labctl
+from helpers.config import toml_value
 
 
 def write_config(home: Path, rules: list[dict[str, Any]], **prune: Any) -> Path:

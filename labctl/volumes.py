@@ -1,8 +1,11 @@
-"""Free space of the volume that holds a path, and where that volume is mounted."""
+"""What the file system says about a path: the free space of its volume, where that
+volume is mounted, and a configured path expanded against $HOME (from the given
+environment, not os.environ). Shared by prune-disk and health."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 GB = 1_000_000_000
@@ -55,3 +58,13 @@ def existing_ancestor(path: str) -> str:
     while not os.path.exists(path) and path not in ("/", ""):
         path = os.path.dirname(path)
     return path or "/"
+
+
+def expand(path: str, environ: Mapping[str, str]) -> str:
+    """`~` and relative paths are under $HOME (as `environ` says); the result is normalised."""
+    home = environ.get("HOME") or "/"
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    if not os.path.isabs(path):
+        path = os.path.join(home, path)
+    return os.path.normpath(path)
