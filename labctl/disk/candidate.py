@@ -20,7 +20,7 @@ from labctl.records import rfc3339
 MAX_LISTED = 10
 
 
-@dataclass
+@dataclass(eq=False)  # one candidate is one object: compared by identity
 class Candidate:
     rule: Rule
     path: str  # as found below the rule's root

@@ -156,7 +156,8 @@ def prune(rules: list[Rule], target: Target, env: ScanEnv) -> Iterator[dict[str,
     extra: dict[str, Any] = {"open_files_complete": env.open_files.complete}
     if not target.apply:
         extra["projected_free"] = plan_dry(order, vol.free, target)
-        for c in [*order, *(c for c in cands if c not in order)]:
+        planned = {id(c) for c in order}
+        for c in [*order, *(c for c in cands if id(c) not in planned)]:
             if c.status == "pending":
                 c.status = "kept"
             yield c.record(env.now)
