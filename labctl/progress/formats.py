@@ -32,8 +32,11 @@ _LEVANTER = re.compile(
     rb"(?P<t>-|None|\d+(?:\.\d+)?)(?P<ts>[kMGTP]?)[A-Za-z]* rate:.*?(?:postfix:(?P<post>.*))?$"
 )
 _VERL = re.compile(rb"(?:^|[\s)\]])step:(?P<step>\d+) - (?P<rest>.*)$")
+# a number, a numpy/torch repr of one, or a number in quotes (SkyRL's console logger
+# formats every float as a string: {'policy/grad_norm': '0.1234'})
 _DICT_PAIR = re.compile(
-    rb"'(?P<k>[^'\\]{1,200})':\s*(?:np\.float\d*\(|tensor\(|np\.int\d*\()?(?P<v>" + _NUM + rb")"
+    rb"'(?P<k>[^'\\]{1,200})':\s*(?:'(?P<q>" + _NUM + rb")'"
+    rb"|(?:np\.float\d*\(|tensor\(|np\.int\d*\()?(?P<v>" + _NUM + rb"))"
 )
 _POSTFIX_PAIR = re.compile(rb"(?P<k>[\w./@-]{1,200})=(?P<v>" + _NUM + rb")(?=,|\s|$)")
 _EPOCH_DESC = re.compile(r"^Epoch (\d+)(?:/\d+)?$")
@@ -73,6 +76,7 @@ class ProgressLine:
     lightning: bool = False
     metrics: dict[str, float] | None = None
     finished: bool = False
+    seconds_per_it: float | None = None  # a tqdm bar's rate (`9.1s/it`, `2.0it/s`)
 
 
 def si_number(num: bytes | str, suffix: bytes | str = "") -> float:
@@ -92,6 +96,20 @@ def _postfix(post: bytes | None) -> dict[str, float]:
     out = {m["k"].decode(): _num(m["v"]) for m in _POSTFIX_PAIR.finditer(post)}
     out.pop("v_num", None)
     return out
+
+
+_RATE = re.compile(rb"^\s*(?P<n>\d+(?:\.\d+)?)(?P<si>[kMG]?)(?P<u>it/s|s/it)\s*$")
+
+
+def _seconds_per_it(raw: bytes | None) -> float | None:
+    """tqdm's rate cell as seconds per iteration (`9.10s/it`, `1.5it/s`, `2.1kit/s`)."""
+    m = _RATE.match(raw) if raw else None
+    if m is None:
+        return None
+    value = float(m["n"]) * SI[m["si"].decode()]
+    if m["u"] == b"s/it":
+        return value
+    return 1.0 / value if value > 0 else None
 
 
 def _role(desc: str) -> str:
@@ -122,6 +140,7 @@ def parse_tqdm(line: bytes) -> ProgressLine | None:
         role = "eval"  # HF Trainer's prediction bar sits below the training bar
     epoch = _EPOCH_DESC.match(desc)
     hit = ProgressLine("tqdm", value=n, total=total, role=role, nested=nested, metrics=post or None)
+    hit.seconds_per_it = _seconds_per_it(m["rate"])
     hit.bar = re.sub(r"\d+", "#", desc) + "|" + ("" if epoch else str(total)) + "^" * nested
     if epoch is not None:
         hit.lightning = True
@@ -199,7 +218,7 @@ def parse_hf_dict(line: bytes) -> ProgressLine | None:
         pairs = list(_DICT_PAIR.finditer(body))
         if not pairs or body.count(b"':") != len(pairs):
             return None
-        metrics = {p["k"].decode("utf-8", "replace"): _num(p["v"]) for p in pairs}
+        metrics = {p["k"].decode("utf-8", "replace"): _num(p["v"] or p["q"]) for p in pairs}
     keys = metrics.keys()
     if any(k.startswith(("eval_", "test_", "predict_")) for k in keys):
         hit = ProgressLine("hf_eval", phase="eval", metrics=metrics)
