@@ -59,7 +59,7 @@ BACKEND_REASONS = frozenset(
         "cannot_run",  # supervise: the command could not be started (again)
     }
 )
-USAGE_REASONS = frozenset({"usage", "config", "bad_config", "no_such_experiment"})
+USAGE_REASONS = frozenset({"usage", "config", "bad_config", "no_such_experiment", "not_found"})
 
 
 def exit_code_for_reason(reason: str | None) -> ExitCode:

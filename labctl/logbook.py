@@ -40,7 +40,32 @@ def _headline(rec: dict[str, Any]) -> str | None:
     if kind == "pr":
         where = f"{rec.get('repo')}#{rec.get('number')} {rec.get('title') or ''}".rstrip()
         return f"{where}: {rec.get('decision')} — {rec.get('message')}"
+    if kind == "rl_health":
+        return f"{_rl_line(rec)} — labctl never kills: a person decides"
     return f"{kind}: {rec.get('message') or rec.get('reason') or rec.get('category') or ''}"
+
+
+def _rl_line(rec: dict[str, Any]) -> str:
+    """`c1/4812 rl-grpo-smoke: KILL (0.85; entropy+learning) — message. Check: ...`"""
+    where = (
+        f"{rec.get('cluster')}/{rec.get('job_id')} {rec.get('name') or ''}"
+        if rec.get("job_id") is not None
+        else str(rec.get("path"))
+    )
+    detail = "+".join(rec.get("families") or []) or rec.get("reason") or ""
+    checks = rec.get("checks") or []
+    text = f"{where.strip()}: {rec.get('recommendation')} ({rec.get('confidence')}; {detail})"
+    text += f" — {rec.get('message')}"
+    return text + (f". Check: {checks[0]}" if checks else "")
+
+
+def _rl_section(records: list[dict[str, Any]]) -> list[str]:
+    """Every rl-health recommendation of the entry (KILL, WATCH and NO-KILL alike)."""
+    health = [r for r in records if r.get("kind") == "rl_health"]
+    if not health:
+        return []
+    lines = ["", f"## RL health ({len(health)})", ""]
+    return lines + [f"- {_rl_line(r)}" for r in health[:MAX_ATTENTION_LINES]]
 
 
 def render_entry(
@@ -71,6 +96,7 @@ def render_entry(
         lines += [f"- {h}" for h in attention[:MAX_ATTENTION_LINES]] or ["- nothing"]
         if len(attention) > MAX_ATTENTION_LINES:
             lines.append(f"- … and {len(attention) - MAX_ATTENTION_LINES} more")
+        lines += _rl_section(records)
         lines += ["", "## Records", "", "```jsonl"]
         lines += [dumps(r) for r in records]
         lines.append("```")

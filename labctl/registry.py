@@ -96,6 +96,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "Check free disk, memory, pressure, swap and load; name the memory hogs.",
     ),
     CommandSpec(
+        "rl-health",
+        "labctl.commands.rl_health",
+        "KILL / NO-KILL / WATCH with evidence for RL jobs in untested settings (bounded reads).",
+        reads_records=True,
+    ),
+    CommandSpec(
         "schema",
         "labctl.commands.schema",
         "Print the JSON Schema of a command's options and records.",

@@ -71,6 +71,11 @@ def _check(rec: dict[str, Any]) -> ExitCode:
     return ExitCode.ATTENTION if rec.get("ok") is False else ExitCode.OK
 
 
+def _rl_health(rec: dict[str, Any]) -> ExitCode:
+    """rl-health: a KILL recommendation needs a person (labctl never kills anything)."""
+    return ExitCode.ATTENTION if rec.get("recommendation") == "KILL" else ExitCode.OK
+
+
 RULES: dict[str, Callable[[dict[str, Any]], ExitCode]] = {
     "error": _error,
     "job": _job,
@@ -91,6 +96,7 @@ RULES: dict[str, Callable[[dict[str, Any]], ExitCode]] = {
     "disk": _disk,
     "candidate": _candidate,
     "check": _check,
+    "rl_health": _rl_health,
 }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from labctl.backends.script import Script, Section, clock_of, run_script
 from labctl.backends.transport import Transport
@@ -34,6 +35,25 @@ class TailRead:
         return f"tail -c {n} -- {shlex.quote(self.path)} 2>/dev/null"
 
 
+@dataclass(frozen=True)
+class RangeRead:
+    """`length` bytes of `path` from byte `start` (GNU tail seeks on a regular file)."""
+
+    path: str
+    start: int
+    length: int
+
+    def shell(self) -> str:
+        return (
+            f"tail -c +{self.start + 1} -- {shlex.quote(self.path)} 2>/dev/null"
+            f" | head -c {max(0, self.length)}"
+        )
+
+
+class Read(Protocol):
+    def shell(self) -> str: ...
+
+
 @dataclass
 class FileStat:
     size: int
@@ -51,7 +71,7 @@ class FilesResult:
 
 def files_script(
     paths: Sequence[str],
-    reads: Sequence[TailRead],
+    reads: Sequence[Read],
     path_prepend: Sequence[str] = (),
     defs: Sequence[str] = (),
     probes: Sequence[str] = (),
@@ -91,7 +111,7 @@ def parse_stat(out: bytes) -> dict[str, FileStat]:
 def look_at_files(
     transport: Transport,
     paths: Sequence[str],
-    reads: Sequence[TailRead] = (),
+    reads: Sequence[Read] = (),
     *,
     timeout: float,
     path_prepend: Sequence[str] = (),
@@ -107,3 +127,34 @@ def look_at_files(
         sections[f"read.{i}"].out if f"read.{i}" in sections else b"" for i in range(len(reads))
     ]
     return result
+
+
+class RemoteFile:
+    """A file on a cluster as a `labctl.rlhealth.logread.RangeSource`: one round trip for
+    its size and mtime (against the cluster's clock), one for all the regions asked."""
+
+    def __init__(self, transport: Transport, path: str, *, timeout: float) -> None:
+        self.transport, self.path, self.timeout = transport, path, timeout
+        self._stat: FileStat | None = None
+        self.now: float | None = None  # the cluster's clock at the stat
+        self.bytes_read = 0
+
+    def stat(self) -> FileStat:
+        if self._stat is None:
+            result = look_at_files(self.transport, [self.path], timeout=self.timeout)
+            st = result.stats.get(self.path)
+            if st is None:
+                raise FileNotFoundError(self.path)
+            self._stat, self.now = st, result.now
+        return self._stat
+
+    def size(self) -> int:
+        return self.stat().size
+
+    def read(self, regions: Sequence[tuple[int, int]]) -> list[bytes]:
+        if not regions:
+            return []
+        reads = [RangeRead(self.path, start, length) for start, length in regions]
+        result = look_at_files(self.transport, [], reads, timeout=self.timeout)
+        self.bytes_read += sum(len(d) for d in result.data)
+        return result.data

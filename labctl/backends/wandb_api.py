@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -111,5 +112,49 @@ def fetch_runs(
             message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
             raise BackendError(
                 f"W&B API ({base_url}, project {project}): {type(exc).__name__}: {message}",
+                reason=_classify(exc),
+            ) from None
+
+
+MAX_HISTORY_KEYS = 16
+
+
+def fetch_history(
+    run_path: str,
+    *,
+    api_key: str,
+    base_url: str,
+    timeout: float,
+    samples: int,
+    state_dir: Path,
+    pick: Callable[[list[str]], list[str]],
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Sampled history rows of one run (`entity/project/run_id`) and the keys asked for.
+
+    `pick` chooses, from the run's history keys, the ones worth fetching (at most 16). Each
+    key is asked for on its own (`run.history(keys=[k], samples=...)`): the server returns
+    only rows that hold every key asked for, so keys logged at different steps would
+    otherwise hide each other. Rows are merged by `_step`.
+    """
+    with _LOCK:
+        _quiet_dirs(state_dir)
+        try:
+            import wandb
+
+            api = wandb.Api(
+                overrides={"base_url": base_url}, api_key=api_key, timeout=max(1, int(timeout))
+            )
+            run = api.run(run_path)
+            available = sorted((getattr(run, "history_keys", None) or {}).get("keys", {}))
+            keys = pick(available)[:MAX_HISTORY_KEYS]
+            merged: dict[Any, dict[str, Any]] = {}
+            for key in keys:
+                for row in run.history(samples=samples, keys=[key], pandas=False):
+                    merged.setdefault(row.get("_step"), {}).update(row)
+            return list(merged.values()), keys
+        except Exception as exc:
+            message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+            raise BackendError(
+                f"W&B API ({base_url}, run {run_path}): {type(exc).__name__}: {message}",
                 reason=_classify(exc),
             ) from None

@@ -127,24 +127,40 @@ def _item_value(item: Any) -> float | None:
     return value
 
 
-def _apply_history(progress: WandbFileProgress, history: Any) -> None:
-    metrics: dict[str, float] = {}
+@dataclass
+class HistoryRow:
+    """One `history` record: `_step`, `_timestamp`, `_runtime` and its scalar metrics."""
+
+    step: int | None = None
+    timestamp: float | None = None
+    runtime: float | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+def history_row(history: Any) -> HistoryRow:
+    row = HistoryRow()
     for item in history.item:
         key = item.key or ".".join(item.nested_key)
         value = _item_value(item)
         if value is None or not key:
             continue
         if key == "_step":
-            progress.step = int(value)
+            row.step = int(value)
         elif key == "_timestamp":
-            progress.timestamp = float(value)
+            row.timestamp = float(value)
         elif key == "_runtime":
-            progress.runtime = float(value)
-        elif len(metrics) < MAX_METRICS and not key.startswith("_"):
-            metrics[key] = float(value)
-    if progress.step is None and history.HasField("step"):
-        progress.step = int(history.step.num)
-    progress.metrics = metrics
+            row.runtime = float(value)
+        elif len(row.metrics) < MAX_METRICS and not key.startswith("_"):
+            row.metrics[key] = float(value)
+    if row.step is None and history.HasField("step"):
+        row.step = int(history.step.num)
+    return row
+
+
+def _apply_history(progress: WandbFileProgress, history: Any) -> None:
+    row = history_row(history)
+    progress.step, progress.timestamp, progress.runtime = row.step, row.timestamp, row.runtime
+    progress.metrics = row.metrics
 
 
 def read_wandb_file(

@@ -16,6 +16,8 @@ from labctl.render.buckets import (
     rules_from_config,
     thresholds_from_config,
 )
+from labctl.render.rlhealth import label as rl_label
+from labctl.render.rlhealth import reason as rl_reason
 from labctl.render.tables import cell, new_table
 from labctl.verdicts import CUT_SHORT, Verdict
 
@@ -113,7 +115,12 @@ def render(records: list[dict[str, Any]], console: Console, ctx: Context) -> Non
         recs = groups[bucket]
         if not recs:
             continue
-        attention = sum(1 for r in recs if _verdict(r)[1] == "bold red")
+        attention = sum(
+            1
+            for r in recs
+            if _verdict(r)[1] == "bold red"
+            or (r.get("rl_health") or {}).get("recommendation") == "KILL"
+        )
         title = f"{bucket} — {len(recs)} job(s)" + (
             f", {attention} need a person" if attention else ""
         )
@@ -121,6 +128,8 @@ def render(records: list[dict[str, Any]], console: Console, ctx: Context) -> Non
         columns = ["cluster", "job", "verdict", "age", "progress", "changed"]
         if bucket == "RL":
             columns += ["entropy", "grad_norm", "IS log-ratio"]
+            if any(r.get("rl_health") for r in recs):
+                columns.append("rl-health")
         whys = [_why(r) for r in recs]
         if any(whys):
             columns.append("why / fix")
@@ -148,6 +157,8 @@ def render(records: list[dict[str, Any]], console: Console, ctx: Context) -> Non
                     _metric(sig["grad_norm"], "grad_norm" in red, up=True),
                     _metric(sig["log_ratio"], "log_ratio" in red, up=True),
                 ]
+                if "rl-health" in columns:
+                    row.append(rl_label(rec.get("rl_health")))
             if any(whys):
                 row.append((cell(why, 90), ""))
             table.add_row(*(Text(text, style=style) for text, style in row))
@@ -155,6 +166,12 @@ def render(records: list[dict[str, Any]], console: Console, ctx: Context) -> Non
 
 
 def _why(rec: dict[str, Any]) -> str:
+    health = rl_reason(rec.get("rl_health"))
+    base = _why_job(rec)
+    return "; ".join(x for x in (base, health) if x)
+
+
+def _why_job(rec: dict[str, Any]) -> str:
     diag = rec.get("diagnosis") or {}
     if rec.get("verdict") == Verdict.CANCELLED and diag.get("category") in (None, "cancelled"):
         return str(rec.get("cause") or "cancelled")  # user_cancel / admin_cancel: no fix

@@ -38,6 +38,7 @@ VIEWS: dict[str, str] = {
     "candidate": "labctl.render.machine:render_candidates",
     "check": "labctl.render.machine:render_checks",
     "process": "labctl.render.machine:render_processes",
+    "rl_health": "labctl.render.rlhealth:render",
 }
 MAX_GENERIC_COLUMNS = 14
 MAX_CELL = 80
@@ -136,6 +137,10 @@ def render(records: list[dict[str, Any]], ctx: Context) -> None:
     """Render all records; piped tables are plain text without trailing blanks."""
     buffer = None if ctx.stdout_isatty else io.StringIO()
     console = make_console(ctx, buffer)
+    if any(r.get("kind") == "rl_health" for r in records):
+        from labctl.render.rlhealth import join
+
+        records = join(records)  # an rl_health record shows in its job's row
     groups: dict[str, list[dict[str, Any]]] = {}
     for rec in records:
         groups.setdefault(str(rec.get("kind", "(no kind)")), []).append(rec)

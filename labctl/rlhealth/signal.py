@@ -45,10 +45,13 @@ class Frame:
         }
 
 
-def frame(series: Series, t: Thresholds) -> Frame | None:
+def frame(series: Series, t: Thresholds, *, from_start: bool = False) -> Frame | None:
+    """Windows over one series; `from_start`: the baseline includes the warm-up steps (for
+    entropy and response length the first steps ARE the reference: a collapse is often over
+    within them)."""
     w = windows(
         len(series),
-        warmup=t.warmup_steps,
+        warmup=0 if from_start else t.warmup_steps,
         baseline=t.baseline_steps,
         window=t.window_steps,
         share=t.window_share,
@@ -66,7 +69,9 @@ def _span(points: list[Point]) -> list[int | None]:
 class Signal:
     name: str  # entropy_collapse, grad_nonfinite, kl_blowup, zero_variance, ...
     family: str  # entropy, grad, mismatch, kl, learning, reward, hack, truncation, ...
-    strong: bool  # counts toward KILL (a weak one only asks to WATCH)
+    # strong: a family that counts toward KILL; corroborating: counts only beside a strong
+    # one (a reward that is not improving, responses getting shorter)
+    strength: str
     metric: str  # canonical metric
     key: str  # the key as logged (verl `actor/entropy`, TRL `entropy`, a W&B key)
     rule: str  # the rule that fired, with its thresholds
@@ -76,11 +81,15 @@ class Signal:
     ratio: float | None = None
     lines: list[dict[str, Any]] = field(default_factory=list)  # where to look in the log
 
+    @property
+    def strong(self) -> bool:
+        return self.strength == "strong"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "family": self.family,
-            "strong": self.strong,
+            "strength": self.strength,
             "metric": self.metric,
             "key": self.key,
             "rule": self.rule,
@@ -110,11 +119,11 @@ def from_frame(
     message: str,
     *,
     ratio: float | None = None,
-    strong: bool = True,
+    strength: str = "strong",
 ) -> Signal:
     metric = f.series.name
     return Signal(
-        name, family, strong, metric, f.series.key(), rule, message,
+        name, family, strength, metric, f.series.key(), rule, message,
         baseline=f.window("baseline"), current=f.window("current"), ratio=ratio,
         lines=cite(f.points("current"), metric),
     )  # fmt: skip

@@ -15,7 +15,7 @@ from labctl.rlhealth.stats import ratio
 
 
 def entropy(h: History, t: Thresholds) -> list[Signal]:
-    f = frame(h.series("entropy"), t)
+    f = frame(h.series("entropy"), t, from_start=True)
     if f is None:
         return []
     b, c, p = f.med("baseline"), f.med("current"), f.med("previous")
@@ -61,7 +61,8 @@ def _nonfinite(h: History, metric: str, t: Thresholds) -> Signal | None:
         return None
     pts = s.points[-len(tail) :]
     return Signal(
-        f"{'grad' if metric == 'grad_norm' else metric}_nonfinite", "grad", True, metric, s.key(),
+        f"{'grad' if metric == 'grad_norm' else metric}_nonfinite", "grad", "strong", metric,
+        s.key(),
         f">= {t.nan_streak} non-finite values in a row, or most of the last window",
         f"{metric} is NaN/inf in {bad} of the last {len(tail)} points ({streak} in a row)",
         current={"steps": [pts[0].step, pts[-1].step], "points": len(tail), "nonfinite": bad},

@@ -78,11 +78,25 @@ def _noise(f: Frame, t: Thresholds) -> float:
 
 
 def reward(h: History, t: Thresholds) -> list[Signal]:
-    """Reward falling well below its baseline, or jumping while responses collapse."""
+    """Reward falling well below its baseline, jumping while responses collapse, or not
+    improving at all (the last only corroborates another family: plateaus are normal)."""
     f = frame(h.series("reward"), t)
     if f is None:
         return []
     b, c, noise = f.med("baseline"), f.med("current"), _noise(f, t)
+    out = _reward_moves(h, t, f, b, c, noise)
+    if not out and c <= b + noise:
+        out.append(from_frame(
+            f, "reward_stagnant", "progress",
+            "median within the baseline noise (corroborates another signal only)",
+            f"reward not improving: {fmt(b)} -> {fmt(c)}", strength="corroborating",
+        ))  # fmt: skip
+    return out
+
+
+def _reward_moves(
+    h: History, t: Thresholds, f: Frame, b: float, c: float, noise: float
+) -> list[Signal]:
     if c < b - max(noise, t.reward_drop * abs(b)):
         return [from_frame(
             f, "reward_drop", "reward",
@@ -90,7 +104,7 @@ def reward(h: History, t: Thresholds) -> list[Signal]:
             f"reward fell to {fmt(c)} from a baseline of {fmt(b)}",
             ratio=ratio(c, b),
         )]  # fmt: skip
-    g = frame(h.series("resp_len"), t)
+    g = frame(h.series("resp_len"), t, from_start=True)
     if c > b + noise and g is not None:
         lb, lc = g.med("baseline"), g.med("current")
         if (
@@ -107,6 +121,25 @@ def reward(h: History, t: Thresholds) -> list[Signal]:
             )  # fmt: skip
             sig.lines += from_frame(g, "", "", "", "").lines
             return [sig]
+    return []
+
+
+def length(h: History, t: Thresholds) -> list[Signal]:
+    """Responses shrinking to a fraction of their baseline: corroborates another signal only
+    (shorter answers with rising accuracy can be healthy)."""
+    f = frame(h.series("resp_len"), t, from_start=True)
+    if f is None:
+        return []
+    b, c = f.med("baseline"), f.med("current")
+    limit = t.length_collapse_ratio * b
+    if b > 0 and c <= limit and f.share("current", lambda v: v <= limit) >= t.sustain:
+        return [from_frame(
+            f, "length_collapse", "length",
+            f"median response length <= {t.length_collapse_ratio} x baseline "
+            "(corroborates another signal only)",
+            f"responses shrank from {fmt(b)} to {fmt(c)} tokens", ratio=ratio(c, b),
+            strength="corroborating",
+        )]  # fmt: skip
     return []
 
 
@@ -164,26 +197,32 @@ class Live:
     source: str = "log"
 
 
-def step_seconds(h: History) -> float | None:
-    """The run's typical seconds per step: logged step times, else W&B timestamps."""
+def step_seconds(h: History, t: Thresholds) -> float | None:
+    """The run's normal seconds per step (its baseline window, so a slowdown before a hang
+    does not stretch the allowance): logged step times, else W&B timestamps."""
     st = h.series("step_time")
-    if len(st) >= 3:
-        return median(st.values[-20:])
-    timed = [p for p in h.points if p.time is not None and p.step is not None]
-    gaps = [
-        (b.time - a.time) / (b.step - a.step)  # type: ignore[operator]
-        for a, b in pairwise(timed)
-        if b.step > a.step  # type: ignore[operator]
-    ]
-    return median(gaps[-20:]) if gaps else None
+    if len(st) < 3:
+        timed = [p for p in h.points if p.time is not None and p.step is not None]
+        gaps = [
+            (b.time - a.time) / (b.step - a.step)  # type: ignore[operator]
+            for a, b in pairwise(timed)
+            if b.step > a.step  # type: ignore[operator]
+        ]
+        st = Series("step_time", gaps, timed[1:])
+    if len(st) < 3:
+        return None
+    f = frame(st, t)
+    return f.med("baseline") if f is not None else median(st.values)
 
 
 def liveness(h: History, t: Thresholds, live: Live) -> list[Signal]:
+    """No new step for many step times while the scheduler says the process runs. Without
+    that (a file given by path), a quiet log is no evidence: the run may simply be over."""
     since = live.last_advance if live.last_advance is not None else live.last_write
-    if live.now is None or since is None or not h.points:
+    if live.alive is not True or live.now is None or since is None or not h.points:
         return []
     age = live.now - since
-    per_step = step_seconds(h)
+    per_step = step_seconds(h, t)
     allowance = max(t.stall_min_s, t.stall_factor * per_step) if per_step else t.stall_min_s
     if age <= allowance:
         return []
@@ -192,13 +231,12 @@ def liveness(h: History, t: Thresholds, live: Live) -> list[Signal]:
         if live.last_advance is not None
         else ("the log has not been written")
     )
-    strong = live.alive is True
     step = h.points[-1].step
     return [Signal(
-        "step_frozen", "liveness", strong, "step", "step",
+        "step_frozen", "liveness", "strong", "step", "step",
         f"no new step for > max({t.stall_min_s:.0f}s, {t.stall_factor} x median step time)",
-        f"{what} for {age / 60:.0f} min (last step {step}; allowance {allowance / 60:.0f} min)"
-        + ("" if strong else "; whether the process is alive is unknown"),
+        f"{what} for {age / 60:.0f} min while the job runs (last step {step}; "
+        f"allowance {allowance / 60:.0f} min)",
         current={"steps": [step, step], "age_s": round(age), "allowance_s": round(allowance),
                  "step_seconds": round(per_step, 1) if per_step else None},
     )]  # fmt: skip

@@ -3,9 +3,11 @@
 - WATCH when the history is shorter than `min_steps` (never KILL on a handful of steps), when
   no RL metric was found, or when only one signal family fired (or only weak signals, such
   as a silent log whose process may be dead).
-- KILL when at least `kill_families` independent families fired strongly (a NaN streak with a
-  reward drop; entropy collapse with zero reward variance; a stuck rollout engine: throughput
-  collapse with a frozen step counter ...). labctl never kills anything: a person decides.
+- KILL when at least `kill_families` independent families fired, at least one strongly and
+  the rest strongly or as corroboration (a NaN streak with a reward drop; entropy collapse
+  with zero reward variance; zero variance with a reward that is not improving; a stuck
+  rollout engine: throughput collapse with a frozen step counter ...). labctl never kills
+  anything: a person decides.
 - NO-KILL otherwise, with the positive evidence (reward not falling, gradients flowing).
 """
 
@@ -51,6 +53,7 @@ CHECKS: dict[str, str] = {
     "truncation": "raise the max response length or add an overlong penalty; check that the "
                   "model emits EOS (response_length/max vs the cap)",
     "length_pinned": "check that the model emits EOS and the max response length",
+    "length_collapse": "read the shortest recent responses: empty or format-only answers",
     "throughput_collapse": "check the rollout engine (vLLM/SGLang) log for stuck requests, "
                            "GPU utilisation and whether a node degraded",
     "step_frozen": "check whether the process is alive and where it waits (py-spy dump, "
@@ -66,6 +69,7 @@ DETECTORS = (
     signals_run.learning,
     signals_run.reward,
     signals_run.throughput,
+    signals_run.length,
 )
 
 
@@ -97,6 +101,7 @@ def decide(h: History, t: Thresholds, live: Live) -> dict[str, Any]:
     """The recommendation part of an `rl_health` record."""
     sigs = detect(h, t, live)
     strong = sorted({s.family for s in sigs if s.strong})
+    backing = sorted({s.family for s in sigs if s.strength == "corroborating"} - set(strong))
     present = h.present()
     missing = [k for k in CORE if k not in present]
     n = h.steps
@@ -105,16 +110,17 @@ def decide(h: History, t: Thresholds, live: Live) -> dict[str, Any]:
         message = f"only {n} training step(s) logged; need {t.min_steps} before judging"
     elif not present & set(CORE):
         rec, reason, message = "WATCH", "no_metrics", "no RL metric found in what was read"
-    elif len(strong) >= t.kill_families:
-        rec, reason = "KILL", "+".join(strong)
-        message = "; ".join(s.message for s in sigs if s.strong)
-    elif sigs:
-        rec, reason = "WATCH", "single_signal" if strong else "weak_signal"
-        message = "; ".join(s.message for s in sigs)
+    elif strong and len(strong) + len(backing) >= t.kill_families:
+        rec, reason = "KILL", "+".join(strong + backing)
+        message = "; ".join(s.message for s in sigs if s.strength != "weak")
+    elif strong:
+        rec, reason = "WATCH", "single_signal"
+        message = "; ".join(s.message for s in sigs if s.strength != "corroborating")
     else:
         rec, reason = "NO-KILL", "healthy"
         message = "; ".join(_healthy(h, t)) or "no collapse signal fired"
-    checks = list(dict.fromkeys(CHECKS[s.name] for s in sigs if s.name in CHECKS))
+    shown = [s for s in sigs if s.strength != "corroborating" or rec == "KILL"]
+    checks = list(dict.fromkeys(CHECKS[s.name] for s in shown if s.name in CHECKS))
     if reason == "insufficient_history":
         checks.append(f"run rl-health again after {t.min_steps - n} more step(s)")
     return {
@@ -122,8 +128,8 @@ def decide(h: History, t: Thresholds, live: Live) -> dict[str, Any]:
         "confidence": _confidence(rec, reason, sigs, strong, n, missing, t),
         "reason": reason,
         "message": message,
-        "signals": [s.to_dict() for s in sigs],
-        "families": strong,
+        "signals": [s.to_dict() for s in shown],
+        "families": strong + backing if rec == "KILL" else strong,
         "checks": checks,
         "healthy_evidence": _healthy(h, t) if rec == "NO-KILL" else [],
         "missing_metrics": missing,
@@ -137,7 +143,7 @@ def _confidence(
     """How sure the recommendation is (0..1), from the evidence behind it."""
     long = n >= 2 * t.min_steps
     if rec == "KILL":
-        value = 0.55 + 0.15 * (len(strong) - t.kill_families) + 0.1 * long
+        value = 0.55 + 0.15 * (len(strong) - 1) + 0.1 * long
         return round(min(0.95, value + 0.05 * (len(sigs) > len(strong))), 2)
     if rec == "NO-KILL":
         known = len(CORE) - len(missing)

@@ -1,0 +1,119 @@
+"""`labctl rl-health`: KILL / NO-KILL / WATCH, with the evidence, for RL jobs in untested settings.
+
+With no JOB, reads job records on stdin (`labctl poll | labctl rl-health`) and looks at the
+running jobs of the RL bucket that are untested (a name pattern, a tag, or first seen by
+poll within `untested_age_h`; `--all`: every running RL job); every record passes through
+and an `rl_health` record follows each job looked at. A JOB argument is a log file, a W&B
+run file (`run-*.wandb`), `wandb:ENTITY/PROJECT/RUN_ID` (the W&B API), or a job id
+(`[CLUSTER:]JOB_ID`) resolved from the last poll's state store.
+
+It reads the metric history, not the last line, in bounded bytes: the head, evenly spaced
+samples and the tail of each log (on the job's cluster through the same transport poll
+and diagnose use), the W&B run file poll matched, and with an API key the run's sampled
+history. Signals (entropy collapse, grad-norm explosion or NaN, train/inference mismatch,
+KL blow-up, zero reward variance, reward drop or hacking, truncation, throughput collapse,
+a frozen step counter) each have a window and thresholds in `[rl_health]`; KILL needs two
+independent families, a short history is WATCH. labctl never kills a job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import fields
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from labctl.context import Context
+from labctl.rlhealth.schema import SCHEMAS
+
+__all__ = ["EXAMPLES", "SCHEMAS", "cli"]
+EXAMPLES = [
+    "labctl poll | labctl rl-health | labctl table",
+    "labctl poll | labctl rl-health --all | labctl log --topic rl-health",
+    "labctl rl-health runs/grpo-qwen7b/stdout.log",
+    "labctl rl-health c1:4812            # a job from the last poll",
+    "labctl rl-health wandb:lab/rl/abc123 # a W&B run through the API",
+]
+
+
+def options(lc: Context, all_jobs: bool) -> Any:
+    """[rl_health] settings, the bucket rules and the cluster lookups, as core options."""
+    from labctl.diagnose.jobs import transport_for
+    from labctl.render.buckets import rules_from_config
+    from labctl.rlhealth.config import Config, Thresholds
+    from labctl.rlhealth.logread import ReadConfig
+    from labctl.rlhealth.run import Options
+    from labctl.rlhealth.select import UntestedRule
+
+    cfg = lc.config
+    get = lambda name: cfg.get(f"rl_health.{name}")  # noqa: E731
+    try:
+        read = ReadConfig(
+            head_bytes=get("head_bytes"), tail_bytes=get("tail_bytes"), samples=get("samples"),
+            sample_bytes=get("sample_bytes"), max_bytes=get("max_read_bytes"),
+        )  # fmt: skip
+    except ValueError as exc:
+        from labctl.errors import ConfigError
+
+        raise ConfigError(f"[rl_health]: {exc}") from None
+    thresholds = Thresholds(**{f.name: get(f.name) for f in fields(Thresholds)})
+    projects = {t.get("name"): t.get("wandb_project") for t in cfg.table_list("clusters")}
+    return Options(
+        cfg=Config(thresholds=thresholds, read=read, wandb_samples=get("wandb_samples")),
+        now=lc.clock(),
+        rule=UntestedRule(
+            names=tuple(get("untested_names")),
+            tags=tuple(get("untested_tags")),
+            age_h=get("untested_age_h"),
+        ),
+        buckets=rules_from_config(cfg.section("buckets")),
+        all_jobs=all_jobs,
+        wandb=get("wandb"),
+        wandb_api_key=cfg.get("wandb.api_key"),
+        wandb_base_url=cfg.get("wandb.base_url"),
+        state_dir=lc.state_dir,
+        transport_for=lambda name: transport_for(cfg, name),
+        wandb_project=projects.get,
+    )
+
+
+def run(
+    lc: Context, jobs: list[str], all_jobs: bool, input: Path | None
+) -> Iterator[dict[str, Any]]:
+    from labctl.rlhealth.run import for_arguments
+    from labctl.rlhealth.run import run as run_records
+    from labctl.stream import read_records
+
+    opts = options(lc, all_jobs)
+    if jobs:
+        yield from for_arguments(jobs, opts, lc.state_dir / "poll.sqlite")
+    else:
+        yield from run_records(read_records(lc, input), opts)
+
+
+def cli(
+    lc: Context,
+    jobs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[JOB]...",
+            help="A log file, a W&B run file, wandb:ENTITY/PROJECT/RUN_ID, or [CLUSTER:]JOB_ID "
+            "from the last poll (default: job records on stdin).",
+        ),
+    ] = None,
+    all_jobs: Annotated[
+        bool,
+        typer.Option("--all", help="Every running RL job on stdin, not only untested ones."),
+    ] = False,
+    input: Annotated[
+        Path | None, typer.Option("--input", "-i", help="Read job records from FILE.")
+    ] = None,
+) -> int:
+    """KILL / NO-KILL / WATCH with evidence for RL jobs in untested settings (bounded reads).
+
+    Exit 1 when a job's recommendation is KILL (labctl never kills anything: a person
+    decides), 3 when a cluster or W&B could not be read (see the error records).
+    """
+    return lc.emit(run(lc, jobs or [], all_jobs, input))
