@@ -122,16 +122,28 @@ def _role(desc: str) -> str:
     return "train"
 
 
+def _last_frame(line: bytes) -> tuple[re.Match[bytes] | None, int]:
+    """The newest frame of a line and where its description starts. Captured logs often
+    hold many frames on one line (the `\\r` between them was dropped): the last is newest."""
+    m = _TQDM.search(line)
+    start = 0
+    if m is None or line.count(b"%|", m.end()) == 0:
+        return m, start
+    for later in _TQDM.finditer(line, m.end()):
+        start, m = m.end(), later
+    return m, start
+
+
 def parse_tqdm(line: bytes) -> ProgressLine | None:
     """A tqdm frame (HF Trainer, Lightning, verl's "Training Progress", any other bar)."""
     nested = False
     if b"\x1b" in line:
         nested = b"\x1b[A" in line
         line = _ANSI.sub(b"", line)
-    m = _TQDM.search(line)
+    m, start = _last_frame(line)
     if m is None or (m["t"] is None and m["pct"] is not None):
         return None
-    desc = line[: m.start()].decode("utf-8", "replace").strip().rstrip(":").strip()
+    desc = line[start : m.start()].decode("utf-8", "replace").strip().rstrip(":").strip()
     n = si_number(m["n"], m["ns"])
     total = si_number(m["t"], m["ts"]) if m["t"] is not None else None
     post = _postfix(m["post"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from labctl.rlhealth.keys import canonicalise
@@ -25,6 +26,7 @@ class Point:
     offset: int | None = None  # byte offset of the line in the log
     time: float | None = None  # wall clock (W&B `_timestamp`)
     epoch: float | None = None
+    inferred: bool = False  # the step was taken from the progress bar, not the line
 
 
 @dataclass
@@ -60,13 +62,14 @@ class History:
         offset: int | None = None,
         time: float | None = None,
         epoch: float | None = None,
+        inferred: bool = False,
     ) -> Point | None:
         canon = canonicalise(raw)
         if not canon:
             return None
         point = Point(
             seq, step, {c: v for c, (v, _) in canon.items()}, {c: k for c, (_, k) in canon.items()},
-            offset, time, epoch,
+            offset, time, epoch, inferred,
         )  # fmt: skip
         self.points.append(point)
         return point
@@ -85,6 +88,7 @@ class History:
             cut = max(later)
             self.dropped += sum(1 for p in self.points if p.seq < cut)
             self.points = [p for p in self.points if p.seq > cut]
+        self._distrust_inferred_steps()
         kept: list[Point] = []
         for p in self.points:
             if (
@@ -106,6 +110,16 @@ class History:
             kept.append(p)
         self.points = kept
         return self
+
+    def _distrust_inferred_steps(self) -> None:
+        """Steps taken from the progress bar are only kept when they rise strictly: stdout
+        (metric dicts) is block-buffered when piped and stderr (the bar) is not, so in
+        many logs a dict lands hundreds of bar frames after it was written."""
+        steps = [p.step for p in self.points if p.inferred]
+        if any(b is None or a is None or b <= a for a, b in pairwise(steps)):
+            for p in self.points:
+                if p.inferred:
+                    p.step = None
 
     def series(self, name: str, *, finite: bool = True) -> Series:
         pts = [p for p in self.points if name in p.metrics]

@@ -176,24 +176,25 @@ def _hit(history: History, st: _State, offset: int, hit: Hit) -> None:
         history.add(offset, step, hit.metrics, offset=offset)
     elif hit.slot == "hf_dict" and hit.metrics:
         epoch = hit.metrics.get("epoch")
-        step = _dict_step(hit.metrics, st)
+        step = _dict_step(hit.metrics)
         history.add(
             offset,
-            step,
+            step if step is not None else st.bar_step,
             _with_rate(hit.metrics, st),
             offset=offset,
             epoch=epoch,
+            inferred=step is None and st.bar_step is not None,
         )
     elif hit.slot == "hf_done":
         history.add_boundary(offset)
 
 
-def _dict_step(metrics: dict[str, float], st: _State) -> int | None:
+def _dict_step(metrics: dict[str, float]) -> int | None:
     for key in ("step", "global_step", "trainer/global_step", "training/global_step"):
         value = metrics.get(key)
         if value is not None and math.isfinite(value):
             return int(value)
-    return st.bar_step
+    return None
 
 
 def _with_rate(metrics: dict[str, float], st: _State) -> dict[str, float]:

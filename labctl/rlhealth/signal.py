@@ -105,8 +105,12 @@ def cite(points: list[Point], metric: str, keep: int = 3) -> list[dict[str, Any]
     """The log lines (offset, step, `key:value`) or W&B rows behind the last few values."""
     out = []
     for p in points[-keep:]:
-        key, step = p.keys.get(metric, metric), "?" if p.step is None else p.step
-        text = f"step {step}: {key}={p.metrics[metric]:.6g}"
+        key = p.keys.get(metric, metric)
+        if p.step is not None:
+            where = f"step {p.step}"
+        else:
+            where = f"epoch {p.epoch:g}" if p.epoch is not None else "a step"
+        text = f"{where}: {key}={p.metrics[metric]:.6g}"
         out.append({"step": p.step, "offset": p.offset, "text": text})
     return out
 

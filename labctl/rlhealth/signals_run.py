@@ -72,8 +72,8 @@ def _zero_advantage(h: History, t: Thresholds) -> Signal | None:
     )  # fmt: skip
 
 
-def _noise(f: Frame, t: Thresholds) -> float:
-    base = f.values("baseline")
+def _noise(f: Frame, t: Thresholds, which: str = "baseline") -> float:
+    base = f.values(which)
     return max(t.reward_noise * mad(base), t.reward_rel * abs(median(base)), 0.05)
 
 
@@ -85,11 +85,13 @@ def reward(h: History, t: Thresholds) -> list[Signal]:
         return []
     b, c, noise = f.med("baseline"), f.med("current"), _noise(f, t)
     out = _reward_moves(h, t, f, b, c, noise)
-    if not out and c <= b + noise:
+    p = f.med("previous")
+    if not out and c <= p + _noise(f, t, "previous"):
         out.append(from_frame(
             f, "reward_stagnant", "progress",
-            "median within the baseline noise (corroborates another signal only)",
-            f"reward not improving: {fmt(b)} -> {fmt(c)}", strength="corroborating",
+            "median within the noise of the previous window (corroborates another signal)",
+            f"reward not improving: {fmt(p)} -> {fmt(c)} over the last two windows",
+            strength="corroborating",
         ))  # fmt: skip
     return out
 
