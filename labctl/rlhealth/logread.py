@@ -45,8 +45,10 @@ class ReadConfig:
     max_bytes: int = 16 * MiB
 
     def __post_init__(self) -> None:
-        if min(self.head_bytes, self.tail_bytes, self.sample_bytes, self.max_bytes) <= 0:
+        if min(self.head_bytes, self.tail_bytes, self.sample_bytes) <= 0:
             raise ValueError("read sizes must be positive")
+        if self.max_bytes < 64 * KiB:
+            raise ValueError("max_read_bytes must be at least 65536")
         if self.samples < 0:
             raise ValueError("samples must be >= 0")
 
@@ -81,7 +83,7 @@ class LocalFile:
 
 def plan(size: int, cfg: ReadConfig) -> list[Region]:
     """Head, evenly spaced samples and tail, non-overlapping, within `max_bytes`."""
-    if size <= cfg.max_bytes or size <= cfg.head_bytes + cfg.tail_bytes:
+    if size <= cfg.max_bytes:
         return [(0, size)] if size else []
     tail = min(cfg.tail_bytes, cfg.max_bytes // 2)
     head = min(cfg.head_bytes, (cfg.max_bytes - tail) // 2)

@@ -13,7 +13,7 @@ from itertools import pairwise
 from labctl.rlhealth.config import Thresholds
 from labctl.rlhealth.history import History, Series
 from labctl.rlhealth.signal import Frame, Signal, fmt, frame, from_frame
-from labctl.rlhealth.stats import mad, median, ratio
+from labctl.rlhealth.stats import mad, median, ratio, theil_sen
 
 
 def learning(h: History, t: Thresholds) -> list[Signal]:
@@ -72,8 +72,8 @@ def _zero_advantage(h: History, t: Thresholds) -> Signal | None:
     )  # fmt: skip
 
 
-def _noise(f: Frame, t: Thresholds, which: str = "baseline") -> float:
-    base = f.values(which)
+def _noise(f: Frame, t: Thresholds) -> float:
+    base = f.values("baseline")
     return max(t.reward_noise * mad(base), t.reward_rel * abs(median(base)), 0.05)
 
 
@@ -85,12 +85,16 @@ def reward(h: History, t: Thresholds) -> list[Signal]:
         return []
     b, c, noise = f.med("baseline"), f.med("current"), _noise(f, t)
     out = _reward_moves(h, t, f, b, c, noise)
-    p = f.med("previous")
-    if not out and c <= p + _noise(f, t, "previous"):
+    recent = f.values("previous") + f.values("current")
+    slope, spread = theil_sen(recent)
+    rise = slope * (len(recent) - 1)
+    if not out and rise <= t.reward_noise * spread:
         out.append(from_frame(
             f, "reward_stagnant", "progress",
-            "median within the noise of the previous window (corroborates another signal)",
-            f"reward not improving: {fmt(p)} -> {fmt(c)} over the last two windows",
+            f"trend over the last two windows within {t.reward_noise} x its noise "
+            "(corroborates another signal only)",
+            f"reward not improving: {fmt(rise)} over the last {len(recent)} points "
+            f"(noise {fmt(spread)})",
             strength="corroborating",
         ))  # fmt: skip
     return out

@@ -59,6 +59,17 @@ def windows(n: int, *, warmup: int, baseline: int, window: int, share: float) ->
     return Windows((start_b, stop_b), (n - cur, n), prev)
 
 
+def theil_sen(values: Sequence[float]) -> tuple[float, float]:
+    """(slope per point, MAD of the residuals): a trend that one outlier cannot bend."""
+    v = list(values)[-100:]
+    slopes = [(v[j] - v[i]) / (j - i) for i in range(len(v)) for j in range(i + 1, len(v))]
+    if not slopes:
+        return 0.0, 0.0
+    slope = median(slopes)
+    residuals = [x - slope * i for i, x in enumerate(v)]
+    return slope, mad(residuals)
+
+
 def ratio(a: float, b: float, floor: float = 1e-12) -> float:
     """a / b with b floored (a ratio to a zero baseline is large, not infinite)."""
     return a / max(abs(b), floor)

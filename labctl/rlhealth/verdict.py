@@ -102,6 +102,8 @@ def decide(h: History, t: Thresholds, live: Live) -> dict[str, Any]:
     sigs = detect(h, t, live)
     strong = sorted({s.family for s in sigs if s.strong})
     backing = sorted({s.family for s in sigs if s.strength == "corroborating"} - set(strong))
+    if set(strong) <= {"liveness"}:
+        backing = []  # a frozen run logs no new reward: its old trend corroborates nothing
     present = h.present()
     missing = [k for k in CORE if k not in present]
     n = h.steps
