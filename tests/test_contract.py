@@ -15,6 +15,7 @@ from labctl.registry import COMMANDS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "contract"
 CHILDREN = Path(__file__).parent / "children"
+RL = Path(__file__).parent / "fixtures" / "rl_health" / "real"
 
 
 @dataclass
@@ -102,6 +103,15 @@ CASES: dict[str, list[Case]] = {
         Case(["--rule", "nope"]),
     ],
     "health": [Case([]), Case(["--top", "--summary"])],
+    "rl-health": [
+        Case([str(RL / "trl_grpo_issue3452_loss_zero.log"), "--summary"]),
+        Case(
+            [],
+            '{"kind":"job","name":"grpo-smoke","job_id":"1","cluster":"c","verdict":"running",'
+            f'"stdout":"{RL / "trl_grpo_openr1_239_early.log"}"}}\n{{"kind":"x"}}\nbad\n',
+        ),
+        Case(["no-such-job"]),
+    ],
     "log": [
         Case(["-t", "sweep"], '{"kind":"job","verdict":"failed"}\nbad\n'),
         Case(["-t", "note", "-m", "hello"]),

@@ -11,6 +11,7 @@ settings) go under labctl's state dir unless the user set WANDB_* dirs.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Callable
@@ -145,7 +146,9 @@ def fetch_history(
                 overrides={"base_url": base_url}, api_key=api_key, timeout=max(1, int(timeout))
             )
             run = api.run(run_path)
-            available = sorted((getattr(run, "history_keys", None) or {}).get("keys", {}))
+            raw = getattr(run, "history_keys", None) or {}
+            raw = json.loads(raw) if isinstance(raw, str) else raw
+            available = sorted(raw.get("keys") or {})
             keys = pick(available)[:MAX_HISTORY_KEYS]
             merged: dict[Any, dict[str, Any]] = {}
             for key in keys:
