@@ -55,5 +55,22 @@ def isolated_env(
 
 
 @pytest.fixture
+def wandb_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An offline W&B environment under tmp_path (runs written by the real client)."""
+    for name, sub in (
+        ("WANDB_DIR", "."),
+        ("WANDB_CACHE_DIR", "cache"),
+        ("WANDB_CONFIG_DIR", "config"),
+        ("WANDB_DATA_DIR", "data"),
+    ):
+        (tmp_path / sub).mkdir(exist_ok=True)
+        monkeypatch.setenv(name, str(tmp_path / sub))
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    return tmp_path
+
+
+@pytest.fixture
 def labctl() -> Any:
     return run_labctl

@@ -16,7 +16,7 @@ from conftest import run_labctl
 from helpers import rl_traces
 from schema_check import assert_valid
 from test_poll_wandb_api import KEY, FakeWandb, api_run
-from test_progress_wandb import run_file, start_run, wait_for, wandb_env  # noqa: F401
+from test_progress_wandb import run_file, start_run, wait_for
 
 from labctl.records import rfc3339
 
@@ -93,8 +93,8 @@ class HistoryServer(FakeWandb):
             keys = {k: {"typeCounts": [{"type": "number", "count": 1}]}
                     for r in self.history for k in r}  # fmt: skip
             run = api_run("abc123", "grpo-api-smoke", len(self.history))
-            run |= {"projectId": 1, "config": "{}", "systemMetrics": "{}",
-                    "summaryMetrics": "{}", "historyKeys": {"keys": keys, "lastStep": 9}}  # fmt: skip
+            run |= {"projectId": 1, "config": "{}", "systemMetrics": "{}", "summaryMetrics": "{}"}
+            run["historyKeys"] = {"keys": keys, "lastStep": len(self.history) - 1}
             return {"project": {"run": run}}
         return super().answer(query)
 
