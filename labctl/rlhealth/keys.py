@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from functools import lru_cache
 
 from labctl.progress.metrics import ALIASES as PROGRESS_ALIASES
 
@@ -69,8 +70,10 @@ PREFIXES = ("train/", "training/", "rollout/", "trainer/")
 _EVAL_HINTS = ("val-", "val/", "eval", "test/", "test_")
 
 
+@lru_cache(maxsize=16384)
 def lookup(raw: str) -> tuple[str, int] | None:
-    """(canonical name, preference rank) of a raw key, or None."""
+    """(canonical name, preference rank) of a raw key, or None (cached: a log repeats the
+    same keys on every line)."""
     hit = RANK.get(raw)
     if hit is not None:
         return hit
