@@ -37,6 +37,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from progress_log import shell_time  # noqa: E402  (benchmarks/ is the script's directory)
+
 MiB = 1 << 20
 KEYS = [f"perf/extra_{i}" for i in range(44)]
 
@@ -113,12 +115,6 @@ def run_child(mode: str, path: Path, env: dict[str, str]) -> dict[str, object]:
     return json.loads(out.stdout)
 
 
-def shell_time(cmd: str) -> tuple[float, str]:
-    start = time.perf_counter()
-    out = subprocess.run(["sh", "-c", cmd], capture_output=True, check=False).stdout
-    return time.perf_counter() - start, out.decode().strip()
-
-
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size-gib", type=float, default=2.0)
@@ -148,8 +144,10 @@ def main() -> int:
             read = (rec.get("bytes_read") or 0) / MiB  # type: ignore[union-attr]
             result = (f"{rec.get('recommendation')} {rec.get('reason')} "  # type: ignore[union-attr]
                       f"steps {rec.get('steps')}") if rec else ""  # fmt: skip
-            print(f"{label:34} {best['seconds']:7.3f} {read:8.2f} "
-                  f"{best['rchar'] / MiB:10.2f} {best['vmhwm_kib'] / 1024:8.1f}  {result}")  # fmt: skip
+            rchar, rss = best["rchar"] / MiB, best["vmhwm_kib"] / 1024  # type: ignore[operator]
+            print(
+                f"{label:34} {best['seconds']:7.3f} {read:8.2f} {rchar:10.2f} {rss:8.1f}  {result}"
+            )
         for cmd in (f"LC_ALL=C grep -c 'step:' {path}",
                     f"tail -c 16777216 {path} | LC_ALL=C grep -c 'step:'"):  # fmt: skip
             secs = min(shell_time(cmd)[0] for _ in range(args.runs))

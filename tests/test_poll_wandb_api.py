@@ -13,6 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -84,15 +85,21 @@ def api_run(run_id: str, name: str, lines: int, state: str = "running") -> dict[
             "user": {"name": "alice", "username": "alice"}}  # fmt: skip
 
 
-@pytest.fixture
-def fake() -> Iterator[FakeWandb]:
-    server = FakeWandb()
+@contextmanager
+def serving(server: FakeWandb) -> Iterator[FakeWandb]:
+    """Serve the fake on 127.0.0.1 for the duration of the block."""
     thread = threading.Thread(target=server.server.serve_forever, daemon=True)
     thread.start()
     try:
         yield server
     finally:
         server.server.shutdown()
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeWandb]:
+    with serving(FakeWandb()) as server:
+        yield server
 
 
 def config_for(tmp: Path, rows: Path) -> Path:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 from conftest import run_labctl
 from helpers import rl_traces
 from schema_check import assert_valid
-from test_poll_wandb_api import KEY, FakeWandb, api_run
+from test_poll_wandb_api import KEY, FakeWandb, api_run, serving
 from test_progress_wandb import run_file, start_run, wait_for
 
 from labctl.records import rfc3339
@@ -104,13 +103,8 @@ def history_server() -> Iterator[HistoryServer]:
     data = rows("kl_blowup", 1)
     history = [{"_step": i, "_timestamp": 1.7e9 + 60 * i, **r} for i, r in enumerate(data)]
     history[3].pop("actor/kl_loss")  # keys logged at different steps must not hide each other
-    server = HistoryServer(history)
-    thread = threading.Thread(target=server.server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(HistoryServer(history)) as server:
         yield server
-    finally:
-        server.server.shutdown()
 
 
 def test_the_api_history_is_fetched_per_key_and_judged(history_server: HistoryServer) -> None:

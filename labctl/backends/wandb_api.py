@@ -72,6 +72,14 @@ def _classify(exc: BaseException) -> str:
     return "unreachable"
 
 
+def _backend_error(exc: BaseException, where: str) -> BackendError:
+    """One line naming the server and what was asked (the client's first line of text)."""
+    message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+    return BackendError(
+        f"W&B API ({where}): {type(exc).__name__}: {message}", reason=_classify(exc)
+    )
+
+
 def fetch_runs(
     project: str,
     *,
@@ -110,11 +118,7 @@ def fetch_runs(
                     break
             return out
         except Exception as exc:
-            message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
-            raise BackendError(
-                f"W&B API ({base_url}, project {project}): {type(exc).__name__}: {message}",
-                reason=_classify(exc),
-            ) from None
+            raise _backend_error(exc, f"{base_url}, project {project}") from None
 
 
 MAX_HISTORY_KEYS = 16
@@ -156,8 +160,4 @@ def fetch_history(
                     merged.setdefault(row.get("_step"), {}).update(row)
             return list(merged.values()), keys
         except Exception as exc:
-            message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
-            raise BackendError(
-                f"W&B API ({base_url}, run {run_path}): {type(exc).__name__}: {message}",
-                reason=_classify(exc),
-            ) from None
+            raise _backend_error(exc, f"{base_url}, run {run_path}") from None
