@@ -33,6 +33,17 @@ FORBIDDEN = {
     "supervise": {"poll", "render", "commands", "gate", "guard", "experiments", "cron"},
     "disk": LEAF_CORE | {"health"},
     "health": LEAF_CORE | {"disk"},
+    "rlhealth": {
+        "poll",
+        "diagnose",
+        "render",
+        "gate",
+        "commands",
+        "guard",
+        "cron",
+        "experiments",
+        "supervise",
+    },
     "verdicts.py": {"parse", "progress", "backends", "cluster", "poll", "diagnose", "commands"},
 }
 

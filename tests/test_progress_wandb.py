@@ -10,9 +10,9 @@ import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers.wandb_fixtures import run_file, start_run, wait_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,31 +26,6 @@ from labctl.progress.wandb_file import (
 )
 
 STEPS = 40
-
-
-def start_run(root: Path) -> Any:
-    import wandb
-
-    settings = wandb.Settings(x_transaction_log_flush_interval=0.5)
-    return wandb.init(mode="offline", dir=root, project="labctl-test", settings=settings)
-
-
-def wait_for(path: Path, done: Any, timeout: float = 60.0) -> Any:
-    """wandb-core writes asynchronously (even after finish() returns): poll the file, bounded."""
-    deadline = time.monotonic() + timeout
-    while True:
-        progress = read_wandb_file(path) if path.exists() else None
-        if progress is not None and done(progress):
-            return progress
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the run file never got there: {progress}")
-        time.sleep(0.1)
-
-
-def run_file(root: Path) -> Path:
-    files = list((root / "wandb").glob("*run-*/run-*.wandb"))
-    assert len(files) == 1, files
-    return files[0]
 
 
 def test_live_then_finished_run(wandb_env: Path) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_labctl
 from helpers import rl_traces
+from helpers.cli import run_labctl
 from schema_check import assert_valid
 
 from labctl.records import rfc3339
@@ -105,8 +105,10 @@ def test_file_arguments_and_job_ids_from_the_poll_store(tmp_path: Path) -> None:
         store.put_jobs("c1", [StoredJob(("77", -1, 0), "77", None, 1.0, 2.0, "running",
                                         False, True, str(log), None, rec)])  # fmt: skip
     store.close()
-    env = {"LABCTL_STATE_DIR": str(state)}
-    res = run_labctl("rl-health", str(log), "c1:77", "77", env=env)
+    config = tmp_path / "config.toml"
+    config.write_text('[[clusters]]\nname = "c1"\nhost = "local"\n')
+    env = {"LABCTL_STATE_DIR": str(state), "LABCTL_CONFIG": str(config)}
+    res = run_labctl("rl-health", str(log), "c1:77", "77", env=env)  # 77: a configured cluster
     assert_valid("rl-health", res.records)
     recs = [r for r in res.records if r["kind"] == "rl_health"]
     assert [r["recommendation"] for r in recs] == ["KILL"] * 3, res.stderr

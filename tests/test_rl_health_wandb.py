@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_labctl
 from helpers import rl_traces
+from helpers.cli import run_labctl
+from helpers.wandb_fixtures import KEY, FakeWandb, api_run, run_file, serving, start_run, wait_for
 from schema_check import assert_valid
-from test_poll_wandb_api import KEY, FakeWandb, api_run, serving
-from test_progress_wandb import run_file, start_run, wait_for
 
 from labctl.records import rfc3339
 

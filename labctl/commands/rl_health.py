@@ -38,10 +38,48 @@ EXAMPLES = [
 ]
 
 
+def _transport(cfg: Any, name: str | None) -> Any:
+    """The transport of a configured cluster, or None (its logs are then read locally)."""
+    from labctl.cluster.config import cluster_named
+    from labctl.cluster.scheduler import transport_for
+
+    cluster = cluster_named(cfg, name)
+    return transport_for(cluster) if cluster is not None else None
+
+
+def _project(cfg: Any, name: str | None) -> str | None:
+    from labctl.cluster.config import cluster_named
+
+    cluster = cluster_named(cfg, name)
+    return cluster.wandb_project if cluster is not None else None
+
+
+def lookup(lc: Context, cluster: str | None, job_id: str) -> list[dict[str, Any]]:
+    """The last poll's records of a job (its id as shown or raw), newest first, through the
+    poll store's reading API; [] before the first poll."""
+    from labctl.cluster.config import configured_clusters
+    from labctl.poll.store import Store, store_path
+
+    path = store_path(lc.state_dir)
+    if not path.is_file():
+        return []
+    names = [cluster] if cluster else [c.name for c in configured_clusters(lc.config)]
+    store = Store(path)
+    try:
+        found = [
+            job
+            for name in names
+            for job in store.jobs(name).values()
+            if job_id in (job.job_id, job.key[0])
+        ]
+    finally:
+        store.close()
+    return [job.record for job in sorted(found, key=lambda j: j.last_seen, reverse=True)]
+
+
 def options(lc: Context, all_jobs: bool) -> Any:
-    """[rl_health] settings, the bucket rules and the cluster lookups, as core options."""
-    from labctl.diagnose.jobs import transport_for
-    from labctl.render.buckets import rules_from_config
+    """[rl_health] settings, the RL bucket and the cluster lookups, as core options."""
+    from labctl.render.buckets import bucket_of, rules_from_config
     from labctl.rlhealth.config import Config, Thresholds
     from labctl.rlhealth.logread import ReadConfig
     from labctl.rlhealth.run import Options
@@ -59,7 +97,7 @@ def options(lc: Context, all_jobs: bool) -> Any:
 
         raise ConfigError(f"[rl_health]: {exc}") from None
     thresholds = Thresholds(**{f.name: get(f.name) for f in fields(Thresholds)})
-    projects = {t.get("name"): t.get("wandb_project") for t in cfg.table_list("clusters")}
+    rules = rules_from_config(cfg.section("buckets"))
     return Options(
         cfg=Config(thresholds=thresholds, read=read, wandb_samples=get("wandb_samples")),
         now=lc.clock(),
@@ -68,14 +106,14 @@ def options(lc: Context, all_jobs: bool) -> Any:
             tags=tuple(get("untested_tags")),
             age_h=get("untested_age_h"),
         ),
-        buckets=rules_from_config(cfg.section("buckets")),
+        is_rl=lambda rec: bucket_of(rec, rules) == "RL",
         all_jobs=all_jobs,
         wandb=get("wandb"),
         wandb_api_key=cfg.get("wandb.api_key"),
         wandb_base_url=cfg.get("wandb.base_url"),
         state_dir=lc.state_dir,
-        transport_for=lambda name: transport_for(cfg, name),
-        wandb_project=projects.get,
+        transport_for=lambda name: _transport(cfg, name),
+        wandb_project=lambda name: _project(cfg, name),
     )
 
 
@@ -88,7 +126,7 @@ def run(
 
     opts = options(lc, all_jobs)
     if jobs:
-        yield from for_arguments(jobs, opts, lc.state_dir / "poll.sqlite")
+        yield from for_arguments(jobs, opts, lambda cluster, job_id: lookup(lc, cluster, job_id))
     else:
         yield from run_records(read_records(lc, input), opts)
 
@@ -100,7 +138,8 @@ def cli(
         typer.Argument(
             metavar="[JOB]...",
             help="A log file, a W&B run file, wandb:ENTITY/PROJECT/RUN_ID, or [CLUSTER:]JOB_ID "
-            "from the last poll (default: job records on stdin).",
+            "from the last poll (a bare JOB_ID is looked up in the configured clusters; "
+            "default: job records on stdin).",
         ),
     ] = None,
     all_jobs: Annotated[

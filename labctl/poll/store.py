@@ -241,25 +241,3 @@ def _row(cluster: str, j: StoredJob) -> tuple[Any, ...]:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), allow_nan=True, default=str)
-
-
-def find_records(path: Path, job_id: str, cluster: str | None = None) -> list[dict[str, Any]]:
-    """The last job records poll stored for `job_id` (as shown or raw), newest first.
-
-    Read-only (the file is opened with `mode=ro`, no lock, no schema change): a reader such
-    as `labctl rl-health 4812` never gets in the way of a running poll. [] when the store
-    does not exist yet.
-    """
-    if not path.is_file():
-        return []
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    try:
-        sql = "SELECT cluster, record FROM jobs WHERE (job_id = ? OR job_id_raw = ?)"
-        args: list[Any] = [job_id, job_id]
-        if cluster is not None:
-            sql += " AND cluster = ?"
-            args.append(cluster)
-        rows = db.execute(sql + " ORDER BY last_seen DESC", args).fetchall()
-    finally:
-        db.close()
-    return [json.loads(rec) for _cluster, rec in rows]

@@ -10,8 +10,9 @@ cluster file read through the transport), so the same parser serves both:
     history = parse(regions, data, size)
 
 Lines are split on `\\n` and `\\r` (tqdm redraws with `\\r`) and handed to poll's progress
-recognisers (`labctl.progress.formats.classify`): verl `step:N - key:value` lines, HF
-Trainer / TRL metric dicts, tqdm postfixes (OpenRLHF, Lightning), Levanter. A region's
+recognisers: verl `step:N - key:value` lines, HF
+Trainer / TRL metric dicts, tqdm postfixes (OpenRLHF, Lightning), Levanter
+(`labctl.progress.formats.parse_progress_line`). A region's
 partial first and last lines are dropped. A TRL dict takes its step from the training bar
 drawn before it; SkyRL's console logger (`Step N:` then a pprint'ed dict over several lines)
 is joined into one dict first.
@@ -26,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from labctl.progress.formats import Hit, classify, parse_hf_dict
+from labctl.progress.formats import ProgressLine, parse_hf_dict, parse_progress_line
 from labctl.rlhealth.history import History
 from labctl.rlhealth.keys import RATE_KEY
 
@@ -158,13 +159,13 @@ def _feed(history: History, st: _State, offset: int, line: bytes) -> None:
         if m is not None:
             st.block, st.block_step, st.block_offset = [], int(m.group(1)), offset
             return
-    hit = classify(line)
+    hit = parse_progress_line(line)
     if hit is None:
         return
     _hit(history, st, offset, hit)
 
 
-def _hit(history: History, st: _State, offset: int, hit: Hit) -> None:
+def _hit(history: History, st: _State, offset: int, hit: ProgressLine) -> None:
     if hit.slot == "tqdm":
         if hit.role != "train" or hit.value is None:
             return

@@ -32,7 +32,7 @@ class Options:
     cfg: Config = field(default_factory=Config)
     now: float = 0.0
     rule: UntestedRule = field(default_factory=UntestedRule)
-    buckets: Mapping[str, Any] = field(default_factory=dict)
+    is_rl: Callable[[Mapping[str, Any]], bool] = lambda rec: True
     all_jobs: bool = False
     wandb: bool = True
     wandb_api_key: str = ""
@@ -174,7 +174,7 @@ def run(records: Iterator[dict[str, Any]], opts: Options) -> Iterator[dict[str, 
         yield rec
         if rec.get("kind") != "job":
             continue
-        why = acts_on(rec, rule=opts.rule, buckets=opts.buckets, now=opts.now,
+        why = acts_on(rec, rule=opts.rule, is_rl=opts.is_rl, now=opts.now,
                       all_jobs=opts.all_jobs)  # fmt: skip
         if why is not None:
             out, errors = assess_job(rec, opts, why)
@@ -183,10 +183,12 @@ def run(records: Iterator[dict[str, Any]], opts: Options) -> Iterator[dict[str, 
                 yield out
 
 
-def for_arguments(args: list[str], opts: Options, store: Path) -> Iterator[dict[str, Any]]:
+def for_arguments(
+    args: list[str], opts: Options, lookup: Callable[[str | None, str], list[dict[str, Any]]]
+) -> Iterator[dict[str, Any]]:
     """JOB arguments: a file (log or W&B run file), `wandb:ENTITY/PROJECT/RUN`, or a job id
-    (`[CLUSTER:]JOB_ID`) looked up in the last poll's state store."""
-    from labctl.poll.store import find_records
+    (`[CLUSTER:]JOB_ID`) that `lookup(cluster, job_id)` finds in the last poll's records,
+    newest first."""
     from labctl.rlhealth.jobs import assess_job
 
     for arg in args:
@@ -200,11 +202,11 @@ def for_arguments(args: list[str], opts: Options, store: Path) -> Iterator[dict[
             yield assess_wandb_run(arg.removeprefix("wandb:"), opts)
             continue
         cluster, _, job_id = arg.rpartition(":")
-        found = find_records(store, job_id, cluster or None)
+        found = lookup(cluster or None, job_id)
         if not found:
             yield error_record(
                 "not_found",
-                f"{arg}: not a file, and no job {job_id} in the last poll's state ({store})",
+                f"{arg}: not a file, and no job {job_id} in the last poll's state",
                 argument=arg,
             )
             continue

@@ -3,19 +3,20 @@
 A job is untested when its name matches one of the configured patterns (fnmatch,
 case-insensitive: `*smoke*`, `*debug*` ...), when it carries one of the configured tags, or
 when poll first saw it less than `age_h` hours ago (every new launch gets the deep look
-for its first day). `--all` acts on every running RL job. The RL bucket is the table's
-(`[buckets.RL]` rules, or an explicit `job_type`/`bucket` field).
+for its first day). `--all` acts on every running RL job. Running is any running verdict
+of `labctl.verdicts`; the RL bucket is the table's (`[buckets.RL]` rules, or an explicit
+`job_type`/`bucket` field), handed in by the command as a predicate.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
 from labctl.records import parse_rfc3339
-from labctl.render.buckets import bucket_of
+from labctl.verdicts import RUNNING_VERDICTS
 
 
 @dataclass(frozen=True)
@@ -26,8 +27,8 @@ class UntestedRule:
 
 
 def is_running(rec: Mapping[str, Any]) -> bool:
-    verdict = str(rec.get("verdict") or "")
-    return verdict.startswith("running") or (rec.get("state") == "RUNNING" and not verdict)
+    verdict = rec.get("verdict")
+    return verdict in RUNNING_VERDICTS or (rec.get("state") == "RUNNING" and not verdict)
 
 
 def untested(rec: Mapping[str, Any], rule: UntestedRule, now: float) -> str | None:
@@ -51,14 +52,13 @@ def acts_on(
     rec: Mapping[str, Any],
     *,
     rule: UntestedRule,
-    buckets: Mapping[str, Mapping[str, Sequence[str]]],
+    is_rl: Callable[[Mapping[str, Any]], bool],
     now: float,
     all_jobs: bool,
 ) -> str | None:
-    """Why rl-health looks at this record ("--all" or the untested reason), or None."""
-    if rec.get("kind") != "job" or not is_running(rec):
-        return None
-    if bucket_of(rec, buckets) != "RL":  # type: ignore[arg-type]
+    """Why rl-health looks at this record ("--all" or the untested reason), or None.
+    `is_rl`: the table's RL bucket (`labctl.render.buckets`, wired by the command)."""
+    if rec.get("kind") != "job" or not is_running(rec) or not is_rl(rec):
         return None
     if all_jobs:
         return "--all"
