@@ -153,6 +153,7 @@ def cli(
     """KILL / NO-KILL / WATCH with evidence for RL jobs in untested settings (bounded reads).
 
     Exit 1 when a job's recommendation is KILL (labctl never kills anything: a person
-    decides), 3 when a cluster or W&B could not be read (see the error records).
+    decides), 2 when a JOB argument is neither a file nor a job of the last poll, 3 when
+    a cluster or W&B could not be read (see the error records).
     """
     return lc.emit(run(lc, jobs or [], all_jobs, input))

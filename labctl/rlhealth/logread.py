@@ -91,9 +91,11 @@ def plan(size: int, cfg: ReadConfig) -> list[Region]:
     left = cfg.max_bytes - tail - head
     regions: list[Region] = [(0, head)]
     gap_start, gap_stop = head, size - tail
-    n = min(cfg.samples, left // max(1, cfg.sample_bytes))
-    if n > 0 and gap_stop - gap_start > n * cfg.sample_bytes:
-        stride = (gap_stop - gap_start) / (n + 1)
+    gap = gap_stop - gap_start
+    # stride >= sample_bytes: samples never overlap each other, the head or the tail
+    n = min(cfg.samples, left // cfg.sample_bytes, gap // cfg.sample_bytes - 1)
+    if n > 0:
+        stride = gap / (n + 1)
         for i in range(1, n + 1):
             start = int(gap_start + i * stride - cfg.sample_bytes / 2)
             regions.append((start, cfg.sample_bytes))
