@@ -3,10 +3,15 @@
 The split into tune and test halves was committed with its seed before any threshold was
 tuned; accuracy is asserted (and printed) on the test half only. A wrong KILL is the
 expensive mistake: no healthy or short run may be called KILL, in either half.
+
+The real cases scored are those present: the committed issue-thread excerpts always, the
+repository files when corpora/rl_health/real/ holds verified copies (scripts/corpus-fetch);
+the cases left out are printed. benchmarks/rl_health_accuracy.py reports every half in full.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -34,8 +39,31 @@ def test_the_split_is_the_committed_one() -> None:
     generated = rl_corpus.generated_traces()
     assert sum(1 for _, s in generated if s == "test") == len(generated) // 2
     for case in cases:
-        assert case["path"].is_file(), case["file"]
         assert case["source"], case["file"]
+        if case["committed"]:  # an issue excerpt written by hand: always here
+            assert case["local"].is_file() and case["present"], case["file"]
+
+
+def test_repository_files_are_cited_and_pinned_not_committed() -> None:
+    """A copied repository file is never committed: the manifest pins it (commit, sha256)
+    and scripts/corpus-fetch brings it into the git-ignored corpora/."""
+    cases = rl_corpus.real_cases()
+    copied = [c for c in cases if not c["committed"]]
+    assert len(copied) == 7 and all(c["expected"] in ("KILL", "NO-KILL") for c in copied)
+    for case in copied:
+        assert not (rl_corpus.REAL / case["file"]).exists(), case["file"]
+        assert case["local"].parent == rl_corpus.CORPORA
+        if "repo" in case:
+            assert re.fullmatch(r"[0-9a-f]{40}", case["commit"]), case["file"]
+            assert re.fullmatch(r"[0-9a-f]{64}", case["source_sha256"]), case["file"]
+            assert case["source_bytes"] > 0
+            url = f"https://github.com/{case['repo']}/blob/{case['commit']}/{case['path']}"
+            assert case["source"] == url, case["file"]
+        else:  # read from the repository index, which names no repository
+            assert re.fullmatch(r"[0-9]+", case["index_id"]) and case["index_id"] in case["source"]
+            assert re.fullmatch(r"[0-9a-f]{64}", case["sha256"]) and case["bytes"] > 0
+    ignored = (rl_corpus.ROOT / ".gitignore").read_text().splitlines()
+    assert "/corpora/" in ignored
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +82,10 @@ def _report(name: str, figures: dict) -> str:
 def test_accuracy_on_the_untouched_half(test_half: dict) -> None:
     gen, real = test_half["generated"], test_half["real"]
     print("\n" + _report("generated (test half)", gen) + "\n" + _report("real (test half)", real))
+    if test_half["missing"]:
+        print(f"real cases not scored (no verified copy in {rl_corpus.CORPORA}; "
+              f"scripts/corpus-fetch): {', '.join(test_half['missing'])}")  # fmt: skip
+    assert real["total"] >= 3  # the committed issue excerpts of the test half, at least
     assert gen["accuracy"] >= MIN_ACCURACY_GENERATED, gen
     assert real["accuracy"] >= MIN_ACCURACY_REAL, real
     kills = int(gen["kill_named"].split("/")[1])

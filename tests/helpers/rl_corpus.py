@@ -1,6 +1,9 @@
 """The rl-health evaluation corpus and its tune/test split (seed committed before tuning).
 
 Real logs: tests/fixtures/rl_health/real/MANIFEST.toml (each with its source and label).
+Issue-thread excerpts are committed next to it; files from public repositories are not: they
+live in the git-ignored corpora/rl_health/real/ (scripts/corpus-fetch downloads them) and a
+case is scored only when its local copy is there and verifies against the manifest's sha256.
 Generated traces: tests/helpers/rl_traces.py (scenario x framework x seed).
 The split is stratified by expected outcome (and, for generated traces, by scenario and
 framework): within each stratum the names are sorted, shuffled with `SPLIT_SEED` and dealt
@@ -10,7 +13,9 @@ on `test`.
 
 from __future__ import annotations
 
+import importlib.util
 import random
+import sys
 import tomllib
 from collections import defaultdict
 from collections.abc import Iterable
@@ -20,7 +25,23 @@ from typing import Any
 from helpers import rl_traces
 
 SPLIT_SEED = 2020  # committed with the corpus, before any threshold was tuned
-REAL = Path(__file__).resolve().parent.parent / "fixtures" / "rl_health" / "real"
+ROOT = Path(__file__).resolve().parents[2]
+REAL = ROOT / "tests" / "fixtures" / "rl_health" / "real"
+CORPORA = ROOT / "corpora" / "rl_health" / "real"
+
+
+def _load_fetcher() -> Any:
+    """scripts/rl_corpus_fetch.py (a script, not a package): its manifest reading and checks."""
+    name = "rl_corpus_fetch"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+fetcher = _load_fetcher()
 
 
 def split(items: Iterable[tuple[str, str]], seed: int = SPLIT_SEED) -> dict[str, str]:
@@ -38,10 +59,21 @@ def split(items: Iterable[tuple[str, str]], seed: int = SPLIT_SEED) -> dict[str,
     return out
 
 
-def real_cases() -> list[dict[str, Any]]:
+def real_cases(corpora: Path = CORPORA) -> list[dict[str, Any]]:
+    """Every manifest case with its half, its `local` path and whether it can be scored here:
+    `committed` (an issue excerpt next to the manifest) or `present` (a repository file whose
+    local copy under `corpora` verifies)."""
     cases = tomllib.loads((REAL / "MANIFEST.toml").read_text())["case"]
     halves = split((c["file"], c["expected"]) for c in cases)
-    return [c | {"split": halves[c["file"]], "path": REAL / c["file"]} for c in cases]
+    copied = {f.file: f for f in fetcher.repo_files(REAL / "MANIFEST.toml")}
+    out = []
+    for c in cases:
+        spec = copied.get(c["file"])
+        local = (REAL if spec is None else corpora) / c["file"]
+        present = spec is None or fetcher.present(spec, corpora)
+        out.append(c | {"split": halves[c["file"]], "local": local, "committed": spec is None,
+                        "present": present})  # fmt: skip
+    return out
 
 
 def generated_traces(seeds: int = 2) -> list[tuple[rl_traces.Trace, str]]:

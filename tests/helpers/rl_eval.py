@@ -43,7 +43,7 @@ def judge_trace(trace: Trace, tmp: Path, cfg: Config | None = None) -> dict[str,
 
 
 def judge_real(case: dict[str, Any], tmp: Path, cfg: Config | None = None) -> dict[str, Any]:
-    src: Path = case["path"]
+    src: Path = case["local"]
     if src.suffix == ".gz":
         path = tmp / src.stem
         path.write_bytes(gzip.decompress(src.read_bytes()))
@@ -74,21 +74,24 @@ def score(rows: list[tuple[str, set[str], dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
-def evaluate(split: str, tmp: Path, cfg: Config | None = None) -> dict[str, Any]:
+def evaluate(
+    split: str, tmp: Path, cfg: Config | None = None, corpora: Path = rl_corpus.CORPORA
+) -> dict[str, Any]:
+    """Score one half: generated traces and the real cases present (`missing`: the others)."""
     started = time.monotonic()
     gen = [
         (t.expected, t.families, judge_trace(t, tmp, cfg))
         for t, s in rl_corpus.generated_traces()
         if s == split
     ]
-    real = [
-        (c["expected"], set(c.get("families", [])), judge_real(c, tmp, cfg))
-        for c in rl_corpus.real_cases()
-        if c["split"] == split
-    ]
+    cases = [c for c in rl_corpus.real_cases(corpora) if c["split"] == split]
+    judged = [(c, judge_real(c, tmp, cfg)) for c in cases if c["present"]]
+    real = [(c["expected"], set(c.get("families", [])), rec) for c, rec in judged]
     return {
         "generated": score(gen),
         "real": score(real),
         "rows": gen + real,
+        "real_cases": judged,
+        "missing": [c["file"] for c in cases if not c["present"]],
         "seconds": round(time.monotonic() - started, 2),
     }
