@@ -56,7 +56,7 @@ _labctl() {
     -t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron prune-disk health schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron prune-disk health rl-health schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
     poll) COMPREPLY=($(compgen -W "--cluster -c --since --changed-only --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     diagnose) COMPREPLY=($(compgen -W "--input -i --all --window --full --group --catalog --explain --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     supervise) COMPREPLY=($(compgen -W "--max-retries --stall-after --kill-grace --events --escalate-to --name --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
@@ -81,7 +81,8 @@ _labctl() {
       esac ;;
     prune-disk) COMPREPLY=($(compgen -W "--apply --all --verify --rule --min-free-gb --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     health) COMPREPLY=($(compgen -W "--volume --top --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
-    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron prune-disk health schema config" -- "$cur")) ;;
+    rl-health) COMPREPLY=($(compgen -W "--all --input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
+    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron prune-disk health rl-health schema config" -- "$cur")) ;;
     config)
       case "$sub" in
         "") COMPREPLY=($(compgen -W "init path show --help" -- "$cur")) ;;

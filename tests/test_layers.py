@@ -33,17 +33,7 @@ FORBIDDEN = {
     "supervise": {"poll", "render", "commands", "gate", "guard", "experiments", "cron"},
     "disk": LEAF_CORE | {"health"},
     "health": LEAF_CORE | {"disk"},
-    "rlhealth": {
-        "poll",
-        "diagnose",
-        "render",
-        "gate",
-        "commands",
-        "guard",
-        "cron",
-        "experiments",
-        "supervise",
-    },
+    "rlhealth": LEAF_CORE - {"cluster"} | {"disk", "health"},
     "verdicts.py": {"parse", "progress", "backends", "cluster", "poll", "diagnose", "commands"},
 }
 
