@@ -179,9 +179,17 @@ def with_context(name: str, *, read_config: bool = True) -> Callable[[Handler], 
         ctx_param = inspect.Parameter(
             "ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context
         )
+        path_params = [p.name for p in params if _is_path(p.annotation)]
 
         def typer_fn(ctx: typer.Context, **kwargs: Any) -> Any:
-            return fn(context_from(ctx, name, read_config=read_config), **kwargs)
+            lc = context_from(ctx, name, read_config=read_config)
+            if lc.confine is not None:  # under `labctl mcp`: every Path parameter is checked
+                for key in path_params:
+                    values = kwargs[key] if isinstance(kwargs[key], list) else [kwargs[key]]
+                    for value in values:
+                        if value is not None:
+                            lc.confine.check(value)
+            return fn(lc, **kwargs)
 
         typer_fn.__name__ = fn.__name__
         typer_fn.__doc__ = fn.__doc__
@@ -190,6 +198,16 @@ def with_context(name: str, *, read_config: bool = True) -> Callable[[Handler], 
         return typer_fn
 
     return wrap
+
+
+def _is_path(annotation: Any) -> bool:
+    """Whether a parameter's annotation holds a pathlib.Path (Path, Path | None, list[Path])."""
+    from pathlib import PurePath
+    from typing import get_args
+
+    if isinstance(annotation, type) and issubclass(annotation, PurePath):
+        return True
+    return any(_is_path(arg) for arg in get_args(annotation))
 
 
 def context_from(ctx: Any, command: str, *, read_config: bool = True) -> Context:

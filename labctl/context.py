@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from labctl.config import Config, load_config, state_dir
+from labctl.confine import ENV as CONFINE_ENV
+from labctl.confine import Confinement
 from labctl.errors import ExitCode
 from labctl.redact import Redactor, set_default_redactor
 
@@ -36,6 +38,7 @@ class Context:
     stdin_isatty: bool = False
     clock: Callable[[], float] = time.time
     command: str = ""
+    confine: Confinement | None = None  # under `labctl mcp`: the roots paths must lie under
 
     @property
     def state_dir(self) -> Path:
@@ -95,7 +98,7 @@ def build_context(
     out = stdout if stdout is not None else sys.stdout
     inp = stdin if stdin is not None else sys.stdin.buffer
     out_tty = _isatty(out)
-    return Context(
+    ctx = Context(
         config=config,
         fmt=resolve_format(config.get("output.format"), out_tty),
         environ=env,
@@ -110,6 +113,11 @@ def build_context(
         clock=clock,
         command=command,
     )
+    if env.get(CONFINE_ENV) == "1":
+        from dataclasses import replace
+
+        ctx = replace(ctx, confine=Confinement.for_context(ctx))
+    return ctx
 
 
 def _isatty(stream: Any) -> bool:

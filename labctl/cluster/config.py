@@ -24,6 +24,8 @@ nothing is polled when any cluster is misconfigured. Keys:
     results       per-trial result file names (globs, e.g. ["result.json"]): their count
                   under the job's WorkDir is its progress counter
     wandb_project "entity/project" to ask the W&B API about (with an API key configured)
+    log_roots     directories holding this cluster's job logs and work dirs: under
+                  `labctl mcp`, the only places its tools may read them (labctl.confine)
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labctl.cluster.scheduler import SCHEDULERS, check_config, owner_of
+from labctl.confine import parse_roots
 from labctl.errors import ConfigError, UsageError
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -55,6 +58,7 @@ COMMON_KEYS = frozenset(
         "progress_regex",
         "results",
         "wandb_project",
+        "log_roots",
     }
 )
 KEYS = COMMON_KEYS | {k for spec in SCHEDULERS.values() for k in spec.keys}
@@ -80,6 +84,7 @@ class ClusterConfig:
     progress_regex: str | None = None
     results: tuple[str, ...] = ()
     wandb_project: str | None = None
+    log_roots: tuple[str, ...] = ()
     options: Mapping[str, Any] = field(default_factory=dict)  # the scheduler's own keys
 
     @property
@@ -190,6 +195,7 @@ def cluster_from_table(
         progress_regex=chk.text("progress_regex"),
         results=chk.words("results"),
         wandb_project=chk.text("wandb_project", pattern=_PROJECT),
+        log_roots=parse_roots(table.get("log_roots", []), f"clusters.{name}.log_roots"),
         options={k: table[k] for k in SCHEDULERS[scheduler].keys if k in table},
     )
     _check_scheduler(chk, cfg, table)

@@ -160,10 +160,12 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> int:
     """Write a complete default config file (mode 0600); refuses to overwrite without --force."""
+    from labctl.confine import check
     from labctl.errors import UsageError
     from labctl.fsops import atomic_write_text
 
     target = lc.config.path
+    check(lc, target)
     if target.exists() and not force:
         raise UsageError(
             f"{target} already exists; use --force to overwrite it",

@@ -66,9 +66,10 @@ def _options(lc: Context, window: int, full: bool) -> DiagnoseOptions:
 def diagnose_files(
     lc: Context, paths: list[str], opts: DiagnoseOptions
 ) -> Iterator[dict[str, Any]]:
+    from labctl.confine import checked
     from labctl.diagnose import LogUnreadable, diagnose_chunks, diagnose_path
 
-    for path in expand_paths(paths):
+    for path in checked(lc, expand_paths(checked(lc, paths))):
         if str(path) == "-":
             yield diagnose_chunks(
                 iter(lambda: lc.stdin.read(1 << 20), b""),

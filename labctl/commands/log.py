@@ -59,9 +59,11 @@ def run(
         for rec in read_records(lc, input):
             records.append(rec)
             yield rec
+    from labctl.confine import check
+
     when = lc.clock()
     text = lc.redactor.text(render_entry(topic, when, records, message))
-    path = write_entry(lc.log_dir, topic, when, text)
+    path = write_entry(check(lc, lc.log_dir), topic, when, text)
     yield {
         "kind": "log",
         "path": str(path),

@@ -190,14 +190,18 @@ def cli(
     from labctl.errors import UsageError
 
     if "-" in paths:
+        if lc.confine is not None:
+            lc.confine.check("-")
         if len(paths) > 1 or apply or move_to is not None:
             raise UsageError("`-` (stdin to stdout) takes no other paths, --apply or --move-to")
         return run_stdin(lc)
     from labctl.records import now_rfc3339
     from labctl.yamlstrip.batch import strip_files
 
+    from labctl.confine import checked
+
     records = strip_files(
-        paths,
+        list(checked(lc, paths)),
         apply=apply,
         move_to=move_to,
         hidden=hidden or bool(lc.config.get("strip_yaml.hidden")),
@@ -205,5 +209,6 @@ def cli(
         jobs=jobs if jobs is not None else int(lc.config.get("strip_yaml.jobs")),
         redactor=lc.redactor,
         when=now_rfc3339(lc.clock),
+        check=lc.confine.check if lc.confine is not None else None,
     )
     return lc.emit(records, severity=_check_severity if check else None)

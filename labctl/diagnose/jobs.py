@@ -106,6 +106,7 @@ def diagnose_job(
     where = {"cluster": rec.get("cluster"), "job_id": rec.get("job_id")}
     for path in log_paths(rec):
         try:
+            path = _confined(lc, rec, reach, path)
             results.append(_diagnose_log(path, reach, sched, opts, lc.clock()))
         except LogMissing:
             missing.append(path)
@@ -124,6 +125,18 @@ def diagnose_job(
     out = dict(rec)
     out["diagnosis"] = {k: v for k, v in best.items() if k != "kind"} | {"logs_missing": missing}
     return out, errors
+
+
+def _confined(lc: Any, rec: Mapping[str, Any], reach: Reach | None, path: str) -> str:
+    """The log path to read: as given, or checked against the tool server's roots (a
+    remote log resolved on its cluster)."""
+    from labctl import confine
+
+    if getattr(lc, "confine", None) is None:
+        return path
+    if reach is None or reach.is_local:
+        return str(confine.check(lc, path))
+    return confine.check_remote(lc, str(rec.get("cluster")), reach.transport, path, reach.timeout_s)
 
 
 def _diagnose_log(

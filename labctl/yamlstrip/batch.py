@@ -115,11 +115,15 @@ def strip_files(
     jobs: int,
     redactor: Redactor,
     when: str | None = None,
+    check: Callable[[str], object] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One record per file (`file`, or `error`), then one `skipped` record if directories
-    held hidden or ignored entries. `jobs` <= 0 means one per usable CPU."""
+    held hidden or ignored entries. `jobs` <= 0 means one per usable CPU. `check` sees
+    every file found before any is read (it raises to refuse one: labctl.confine)."""
     skipped = Skipped()
     files = [str(p) for p in iter_yaml_files(paths, hidden=hidden, ignore=ignore, skipped=skipped)]
+    for path in files if check is not None else ():
+        check(path)
     run, stop = _mapper(len(files), jobs if jobs > 0 else usable_cpus(), redactor)
     try:
         if move_to is None or not apply:
