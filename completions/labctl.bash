@@ -5,7 +5,7 @@ _labctl() {
   cmd=""; sub=""
   for ((i=1; i<COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --bucket|--cluster|--command|--config|--cycle|--escalate-to|--events|--every|--exit-code|--explain|--format|--input|--jobs|--kill-grace|--max-retries|--merge-method|--message|--min-free-gb|--model|--move-to|--name|--partition|--reason|--root|--rule|--schedule|--since|--source|--stall-after|--started-at|--streak|--topic|--verify|--volume|--window|-c|-f|-i|-j|-m|-n|-s|-t) ((i++)) ;;
+      --bucket|--cluster|--command|--config|--cycle|--escalate-to|--events|--every|--exit-code|--explain|--format|--http|--input|--jobs|--kill-grace|--max-retries|--merge-method|--message|--min-free-gb|--model|--move-to|--name|--partition|--reason|--root|--rule|--schedule|--since|--source|--stall-after|--started-at|--streak|--topic|--verify|--volume|--window|-c|-f|-i|-j|-m|-n|-s|-t) ((i++)) ;;
       -*) ;;
       *) if [[ -z $cmd ]]; then cmd="${COMP_WORDS[i]}"; elif [[ -z $sub ]]; then sub="${COMP_WORDS[i]}"; fi ;;
     esac
@@ -22,6 +22,7 @@ _labctl() {
     --exit-code) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --explain) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "auto jsonl json table" -- "$cur")); return ;;
+    --http) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --input) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --jobs) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --kill-grace) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -56,7 +57,7 @@ _labctl() {
     -t) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron prune-disk health rl-health schema config --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron prune-disk health rl-health schema config mcp --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
     poll) COMPREPLY=($(compgen -W "--cluster -c --since --changed-only --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     diagnose) COMPREPLY=($(compgen -W "--input -i --all --window --full --group --catalog --explain --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     supervise) COMPREPLY=($(compgen -W "--max-retries --stall-after --kill-grace --events --escalate-to --name --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
@@ -82,7 +83,7 @@ _labctl() {
     prune-disk) COMPREPLY=($(compgen -W "--apply --all --verify --rule --min-free-gb --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     health) COMPREPLY=($(compgen -W "--volume --top --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     rl-health) COMPREPLY=($(compgen -W "--all --input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
-    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron prune-disk health rl-health schema config" -- "$cur")) ;;
+    schema) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron prune-disk health rl-health schema config mcp" -- "$cur")) ;;
     config)
       case "$sub" in
         "") COMPREPLY=($(compgen -W "init path show --help" -- "$cur")) ;;
@@ -90,6 +91,7 @@ _labctl() {
         path) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help" -- "$cur")) ;;
         show) COMPREPLY=($(compgen -W "--format -f --config --quiet -q --summary --help" -- "$cur")) ;;
       esac ;;
+    mcp) COMPREPLY=($(compgen -W "--http --print-config --tools --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
   esac
 }
 complete -o default -F _labctl labctl

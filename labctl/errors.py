@@ -59,7 +59,27 @@ BACKEND_REASONS = frozenset(
         "cannot_run",  # supervise: the command could not be started (again)
     }
 )
-USAGE_REASONS = frozenset({"usage", "config", "bad_config", "no_such_experiment", "not_found"})
+USAGE_REASONS = frozenset(
+    {
+        "usage",
+        "config",
+        "bad_config",
+        "no_such_experiment",
+        "not_found",
+        "outside_roots",
+        "writes_not_allowed",
+        "unknown_tool",
+    }
+)
+
+# What each exit code means, in words (tool results carry it beside the code).
+MEANINGS = {
+    ExitCode.OK: "nothing needs a person",
+    ExitCode.ATTENTION: "something needs a person (see the records)",
+    ExitCode.USAGE: "usage or configuration error: nothing was done",
+    ExitCode.BACKEND: "a backend was partly or wholly unreachable: what could be done was done",
+    ExitCode.INTERRUPTED: "interrupted (cancelled or stopped)",
+}
 
 
 def exit_code_for_reason(reason: str | None) -> ExitCode:

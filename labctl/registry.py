@@ -9,6 +9,10 @@ Each command module provides:
   `Context.emit`), or `app`: a typer.Typer for a command group such as `config`;
 - `SCHEMAS`: {kind: JSON Schema} for every record kind it emits;
 - optionally `EXAMPLES`: shell one-liners for the man page.
+
+`labctl mcp` serves every command here as a tool, generated from this table. What makes a
+command change anything (files, rows, PRs, the crontab) is declared once, in `writes`:
+the tool server exposes those options and commands only where the config allows writes.
 """
 
 from __future__ import annotations
@@ -17,11 +21,30 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class Writes:
+    """What makes a command change something (its own state store aside).
+
+    options: flags that make it write (`--apply`); subcommands that write (`init`);
+    always: it writes whenever it runs; destructive: False when it only ever adds (a new
+    dated file, never an overwrite)."""
+
+    options: tuple[str, ...] = ()
+    subcommands: tuple[str, ...] = ()
+    always: bool = False
+    destructive: bool = True
+
+
+READ_ONLY = Writes()
+
+
+@dataclass(frozen=True)
 class CommandSpec:
     name: str
     module: str
     help: str
     reads_records: bool = False  # reads records on stdin and passes through the rest
+    writes: Writes = READ_ONLY
+    tool: bool = True  # served by `labctl mcp` (every command but the server itself)
 
 
 COMMANDS: tuple[CommandSpec, ...] = (
@@ -45,6 +68,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "strip-yaml-comments",
         "labctl.commands.strip_yaml_comments",
         "Remove comments, and only comments, from YAML files (verified, atomic).",
+        writes=Writes(options=("--apply",)),
     ),
     CommandSpec(
         "table",
@@ -57,17 +81,20 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "labctl.commands.log",
         "Write a dated Markdown log entry from records or a message.",
         reads_records=True,
+        writes=Writes(always=True, destructive=False),
     ),
     CommandSpec(
         "gate",
         "labctl.commands.gate",
         "Pass/fail per model from evaluation results (bounded memory), or a lifecycle streak.",
         reads_records=True,
+        writes=Writes(options=("--register",)),
     ),
     CommandSpec(
         "merge-green",
         "labctl.commands.merge_green",
         "Merge open PRs whose CI is truly green, in allowlisted repos only (dry run by default).",
+        writes=Writes(options=("--apply",)),
     ),
     CommandSpec(
         "guard",
@@ -110,6 +137,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "config",
         "labctl.commands.config_cmd",
         "Show, create or locate the config file.",
+        writes=Writes(subcommands=("init",)),
+    ),
+    CommandSpec(
+        "mcp",
+        "labctl.commands.mcp",
+        "Serve every command as a tool to agents (Model Context Protocol: stdio or HTTP).",
+        tool=False,
     ),
 )
 

@@ -275,6 +275,28 @@ SETTINGS: tuple[Setting, ...] = (
     _s("rl_health.throughput_ratio", 10.0, "step time up (tokens/s down) this many times"),
     _s("rl_health.stall_factor", 10.0, "frozen: no step for this many median step times ..."),
     _s("rl_health.stall_min_s", 1800.0, "... and at least this many seconds"),
+    # -- mcp (`labctl mcp`: every command as a tool for agents) -------------------------
+    _s(
+        "mcp.allow_writes",
+        False,
+        "serve the options and commands that change things (--apply, --register, log, …)",
+    ),
+    _s(
+        "mcp.roots",
+        [],
+        "the only directories tools may read or write (empty: the state dir, the log dir "
+        "and each cluster's log_roots)",
+        kind=list,
+    ),
+    _s(
+        "mcp.token",
+        "",
+        "bearer token an HTTP client must send (`labctl mcp --http` refuses to start without)",
+        env=("LABCTL_MCP_TOKEN",),
+        secret=True,
+    ),
+    _s("mcp.timeout_s", 900.0, "seconds one tool call may run before it is stopped"),
+    _s("mcp.max_records", 1000, "most records one tool result carries (the rest are counted)"),
     # -- secrets -----------------------------------------------------------------------
     _s(
         "secrets.env",
@@ -330,6 +352,8 @@ LIST_SECTIONS: dict[str, str] = {
 SUBTABLES: dict[str, str] = {
     "merge_green.repos": 'per-repo overrides: [merge_green.repos."owner/name"] takes '
     "merge_method, approve, blocking_labels, update_branch, strict_skipped, allow_forks",
+    "mcp.tools": '[mcp.tools."name"] per tool: enabled = false hides it, allow_writes = '
+    "true|false overrides [mcp] allow_writes for it",
 }
 
 DEFAULT_CLUSTERS: list[dict[str, Any]] = [

@@ -121,6 +121,7 @@ CASES: dict[str, list[Case]] = {
         Case(["--max-retries", "1", "--", sys.executable, str(CHILDREN / "oom.py"), "--bs=64"]),
         Case(["--", "/nonexistent/program"]),
     ],
+    "mcp": [Case(["--tools", "--summary"]), Case(["--http", "no:port"])],
 }
 
 
