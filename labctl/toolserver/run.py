@@ -3,10 +3,10 @@
 A subprocess, not an in-process call, by choice: every call gets its own Context,
 emitter, redactor, config, cwd, environment and global state (the default redactor,
 poll's threads and locks) with nothing to reset; a crash or a memory blow-up ends the
-call, not the server; and cancellation is exact: the child runs in its own process
-group, which is killed (TERM, then KILL) when the client cancels, the call outlives
-`[mcp] timeout_s` or the server stops, taking ssh, squeue and any other grandchild
-with it. The price is the command's start-up (about 0.15 s), which start-up discipline
+call, not the server; and cancellation is exact: when the client cancels, the call outlives `[mcp] timeout_s`
+or the server stops, the child and every process it started (squeue, ssh, a bash script
+in a session of its own) are frozen and killed. labctl writes atomically, so a killed
+command leaves the old state or the new, never a mix. The price is the command's start-up (about 0.15 s), which start-up discipline
 keeps small (benchmarks/mcp_server.py measures it).
 
 The child prints JSON Lines (its emitter redacts them); each record counts as progress,
@@ -29,7 +29,6 @@ from labctl.errors import ExitCode
 Progress = Callable[[int, str | None], Awaitable[None]]
 PROGRESS_EVERY_S = 0.5
 STDERR_LINES = 20
-KILL_GRACE_S = 2.0
 
 
 @dataclass
@@ -102,23 +101,62 @@ async def _feed(stream: Any, data: bytes) -> None:
         await stream.aclose()
 
 
-def _kill_group(pid: int, sig: int) -> None:
+def _children() -> dict[int, list[int]]:
+    """Every process's children, from /proc (ppid is the 4th field of /proc/PID/stat)."""
+    out: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    ppid = int(f.read().rpartition(b")")[2].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            out.setdefault(ppid, []).append(int(entry))
+    return out
+
+
+def _tree(pid: int) -> set[int]:
+    kids, seen, todo = _children(), {pid}, [pid]
+    while todo:
+        for child in kids.get(todo.pop(), []):
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    return seen
+
+
+def _signal(pids: set[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def kill_tree(pid: int) -> None:
+    """Freeze the process and all its descendants (so none can start another), then kill
+    them all: processes in sessions of their own included, which a process group is not."""
+    frozen: set[int] = set()
+    for _ in range(20):
+        found = _tree(pid) - frozen
+        if not found:
+            break
+        _signal(found, signal.SIGSTOP)
+        frozen |= found
+    _signal(frozen, signal.SIGKILL)
     try:
-        os.killpg(pid, sig)
+        os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
 
 async def _stop(proc: Any) -> None:
-    """TERM the child's process group, KILL it after a grace period; reap the child."""
+    """Kill the child's whole tree unless it has ended; reap the child."""
     import anyio
 
     with anyio.CancelScope(shield=True):
         if proc.returncode is None:
-            _kill_group(proc.pid, signal.SIGTERM)
-            with anyio.move_on_after(KILL_GRACE_S):
-                await proc.wait()
-        _kill_group(proc.pid, signal.SIGKILL)  # grandchildren that ignored TERM, too
+            kill_tree(proc.pid)
         await proc.wait()
 
 

@@ -168,6 +168,7 @@ async def serve_http(server: Server[Any], lc: Context, host: str, port: int, tok
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(128)  # connections wait in the backlog until uvicorn accepts them
     bound = sock.getsockname()[1]
     where = f"[{host}]" if ":" in host else host
     lc.note(f"labctl mcp: serving http://{where}:{bound}/mcp (bearer token required)")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from labctl.errors import MEANINGS
-from labctl.registry import COMMANDS, CommandSpec
+from labctl.registry import CommandSpec
 
 # Options the server decides for every call: JSON Lines out, its own config, stderr kept.
 SERVER_OPTIONS = frozenset({"format", "config", "quiet", "summary"})
@@ -123,9 +123,12 @@ def tools_for(spec: CommandSpec) -> list[Tool]:
     return [_tool(spec, name, sub, sub.params, module) for name, sub in sorted(subs.items())]
 
 
-def generate(commands: Iterable[CommandSpec] = COMMANDS) -> list[Tool]:
-    """Every tool of the registry (the server itself excluded)."""
-    return [tool for spec in commands if spec.tool for tool in tools_for(spec)]
+def generate(commands: Iterable[CommandSpec] | None = None) -> list[Tool]:
+    """Every tool of the registry as it is now (the server itself excluded)."""
+    from labctl import registry
+
+    specs = registry.COMMANDS if commands is None else commands
+    return [tool for spec in specs if spec.tool for tool in tools_for(spec)]
 
 
 def input_schema(tool: Tool, writes_allowed: bool) -> dict[str, Any]:

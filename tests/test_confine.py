@@ -1,0 +1,89 @@
+"""Confinement (labctl.confine): what `labctl mcp` sets for every command it runs
+(LABCTL_CONFINE=1), checked here on the commands directly; without it the user's own
+permissions rule, as before."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers.cli import ROOT, run_labctl
+from helpers.config import write_config
+from helpers.slurm import ssh_cluster
+
+FAILED_LOG = ROOT / "tests" / "fixtures" / "contract" / "failed.log"
+CONFINED = {"LABCTL_CONFINE": "1"}
+
+
+def setup_roots(tmp: Path, clusters: list[dict] | None = None) -> tuple[Path, Path, Path]:
+    root, outside = tmp / "root", tmp / "outside"
+    root.mkdir()
+    outside.mkdir()
+    shutil.copy(FAILED_LOG, outside / "secret.log")
+    config = write_config(
+        tmp, clusters or [{"name": "local"}], extra={"mcp": {"roots": [str(root)]}}
+    )
+    return config, root, outside
+
+
+def test_command_line_is_not_confined(tmp_path: Path) -> None:
+    config, _, outside = setup_roots(tmp_path)
+    res = run_labctl("diagnose", "--config", str(config), str(outside / "secret.log"))
+    assert res.records[0]["category"] == "module_not_found"
+
+
+def test_paths_options_and_relative_paths_are_checked(tmp_path: Path) -> None:
+    config, root, outside = setup_roots(tmp_path)
+    (root / "ok.yaml").write_text("a: 1  # c\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "escape.yaml").symlink_to(outside / "x.yaml")
+    (outside / "x.yaml").write_text("b: 2  # keep\n")
+    env = {**CONFINED, "LABCTL_CONFIG": str(config)}
+
+    ok = run_labctl("strip-yaml-comments", "ok.yaml", env=env, cwd=root)
+    assert ok.code == 0 and ok.records[0]["comments_removed"] == 1
+    up = run_labctl("strip-yaml-comments", "../outside/x.yaml", env=env, cwd=root)
+    assert up.code == 2 and up.records[-1]["reason"] == "outside_roots"
+    notes = run_labctl(
+        "strip-yaml-comments", "--apply", "--move-to", str(outside / "n.md"), "ok.yaml",
+        env=env, cwd=root,
+    )  # fmt: skip
+    assert notes.code == 2 and notes.records[-1]["reason"] == "outside_roots"
+    assert (root / "ok.yaml").read_text() == "a: 1  # c\n" and not (outside / "n.md").exists()
+    linked = run_labctl("strip-yaml-comments", "--apply", str(root), env=env)
+    assert linked.code == 2 and linked.records[-1]["reason"] == "outside_roots"
+    assert (outside / "x.yaml").read_text() == "b: 2  # keep\n"
+    assert (root / "ok.yaml").read_text() == "a: 1  # c\n"  # all checked before any write
+    table = run_labctl("table", "-f", "jsonl", "--input", str(outside / "secret.log"), env=env)
+    assert table.code == 2 and table.records[-1]["reason"] == "outside_roots"
+
+
+@pytest.mark.ssh
+def test_logs_on_an_ssh_cluster_are_resolved_there(tmp_path: Path) -> None:
+    remote_root = tmp_path / "cluster-logs"
+    remote_root.mkdir()
+    cluster = ssh_cluster("remote", log_roots=[str(remote_root)])
+    bare = ssh_cluster("bare")
+    config, _, outside = setup_roots(tmp_path, [cluster, bare])
+    shutil.copy(FAILED_LOG, remote_root / "job.err")
+    (remote_root / "link.err").symlink_to(outside / "secret.log")
+    job = {"kind": "job", "verdict": "failed", "state": "FAILED", "exit_code": 1}
+    escape = f"{remote_root}/../outside/secret.log"
+    lines = [
+        {**job, "cluster": "remote", "job_id": "1", "stderr": str(remote_root / "job.err")},
+        {**job, "cluster": "remote", "job_id": "2", "stderr": str(remote_root / "link.err")},
+        {**job, "cluster": "remote", "job_id": "3", "stderr": escape},
+        {**job, "cluster": "bare", "job_id": "4", "stderr": str(remote_root / "job.err")},
+    ]  # fmt: skip
+    stdin = "".join(json.dumps(rec) + "\n" for rec in lines)
+    env = {**CONFINED, "LABCTL_CONFIG": str(config)}
+    res = run_labctl("diagnose", input=stdin, env=env, timeout=120)
+    jobs = {r["job_id"]: r for r in res.records if r["kind"] == "job"}
+    errors = {r["job_id"]: r for r in res.records if r["kind"] == "error"}
+    assert jobs["1"]["diagnosis"]["category"] == "module_not_found"
+    for refused in ("2", "3", "4"):
+        assert errors[refused]["reason"] == "outside_roots", errors
+        assert jobs[refused]["diagnosis"]["bytes_read"] == 0
+    assert res.code == 2
