@@ -195,10 +195,9 @@ def cli(
         if len(paths) > 1 or apply or move_to is not None:
             raise UsageError("`-` (stdin to stdout) takes no other paths, --apply or --move-to")
         return run_stdin(lc)
+    from labctl.confine import checked
     from labctl.records import now_rfc3339
     from labctl.yamlstrip.batch import strip_files
-
-    from labctl.confine import checked
 
     records = strip_files(
         list(checked(lc, paths)),

@@ -3,11 +3,12 @@
 A subprocess, not an in-process call, by choice: every call gets its own Context,
 emitter, redactor, config, cwd, environment and global state (the default redactor,
 poll's threads and locks) with nothing to reset; a crash or a memory blow-up ends the
-call, not the server; and cancellation is exact: when the client cancels, the call outlives `[mcp] timeout_s`
-or the server stops, the child and every process it started (squeue, ssh, a bash script
-in a session of its own) are frozen and killed. labctl writes atomically, so a killed
-command leaves the old state or the new, never a mix. The price is the command's start-up (about 0.15 s), which start-up discipline
-keeps small (benchmarks/mcp_server.py measures it).
+call, not the server; and cancellation is exact: when the client cancels, the call
+outlives `[mcp] timeout_s` or the server stops, the child and every process it started
+(squeue, ssh, a bash script in a session of its own) are frozen and killed. labctl
+writes atomically, so a killed command leaves the old state or the new, never a mix.
+The price is the command's start-up (about 0.1 s), which start-up discipline keeps
+small (benchmarks/mcp_server.py measures it).
 
 The child prints JSON Lines (its emitter redacts them); each record counts as progress,
 each stderr line becomes a progress message, at most a few per second.

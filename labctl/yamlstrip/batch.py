@@ -122,8 +122,9 @@ def strip_files(
     every file found before any is read (it raises to refuse one: labctl.confine)."""
     skipped = Skipped()
     files = [str(p) for p in iter_yaml_files(paths, hidden=hidden, ignore=ignore, skipped=skipped)]
-    for path in files if check is not None else ():
-        check(path)
+    if check is not None:
+        for path in files:
+            check(path)
     run, stop = _mapper(len(files), jobs if jobs > 0 else usable_cpus(), redactor)
     try:
         if move_to is None or not apply:
