@@ -95,6 +95,8 @@ def serve(lc: Context, http: str | None) -> int:
                 key="mcp.token",
             )
     server = build_server(Served(lc=lc, tools=tools, policy=policy, env=child_env(lc)))
+    if http is None and lc.stdin_isatty:
+        lc.note("labctl mcp: serving MCP on stdio for an agent to launch (see --print-config)")
     try:
         if http is None:
             anyio.run(serve_stdio, server)
