@@ -91,6 +91,18 @@ def test_a_command_added_to_the_registry_is_a_tool(
     assert writable.annotations.destructive_hint is True
 
 
+def test_a_disabled_tool_is_neither_listed_nor_run(tmp_path: Path) -> None:
+    from labctl.context import build_context
+    from labctl.toolserver.main import setup
+
+    tools = list_in_process(tmp_path, tools={"poll": {"enabled": False}})
+    assert "poll" not in tools and "diagnose" in tools
+    lc = build_context(config_path=str(tmp_path / "config.toml"))
+    by_name, policy = setup(lc)
+    refusal = policy.refusal(by_name["poll"], {})
+    assert refusal is not None and refusal.reason == "unknown_tool"
+
+
 @pytest.mark.parametrize("spec", [c for c in COMMANDS if c.tool], ids=lambda c: c.name)
 def test_write_declarations_name_real_options(spec: CommandSpec) -> None:
     cmd = load_command(spec)

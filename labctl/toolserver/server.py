@@ -64,7 +64,8 @@ def child_env(lc: Context) -> dict[str, str]:
     """The environment every command runs in: the server's, confined, with its config."""
     from labctl.confine import ENV
 
-    env = {k: v for k, v in lc.environ.items() if k not in ("LABCTL_DEBUG", "LABCTL_FORMAT")}
+    dropped = {"LABCTL_DEBUG", "LABCTL_FORMAT", "LABCTL_MCP_TOKEN"}  # the token is the server's
+    env = {k: v for k, v in lc.environ.items() if k not in dropped}
     env.update({ENV: "1", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"})
     if lc.config.path_source != "default" or lc.config.exists:
         env["LABCTL_CONFIG"] = str(lc.config.path)
