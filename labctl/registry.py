@@ -106,11 +106,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "migrate-experiment",
         "labctl.commands.migrate_experiment",
         "Close an experiment in one safe pass: retire its rules, move it, write CLOSED.md.",
+        writes=Writes(options=("--apply",)),
     ),
     CommandSpec(
         "cron",
         "labctl.commands.cron",
         "Install, show or remove the periodic sweep in the crontab (exactly once).",
+        writes=Writes(subcommands=("install", "remove", "mark-run")),
     ),
     CommandSpec(
         "prune-disk",

@@ -60,6 +60,19 @@ def test_paths_options_and_relative_paths_are_checked(tmp_path: Path) -> None:
     assert table.code == 2 and table.records[-1]["reason"] == "outside_roots"
 
 
+def test_migrate_experiment_root_and_jobs_file_are_checked(tmp_path: Path) -> None:
+    config, root, outside = setup_roots(tmp_path)
+    (root / "experiments" / "active").mkdir(parents=True)
+    (outside / "jobs.jsonl").write_text("")
+    env = {**CONFINED, "LABCTL_CONFIG": str(config)}
+    inside = ["migrate-experiment", "--list", "--root", str(root / "experiments")]
+    assert run_labctl(*inside, env=env).code in (0, 1)
+    jobs = run_labctl(*inside, "--jobs", str(outside / "jobs.jsonl"), env=env)
+    assert jobs.code == 2 and jobs.records[-1]["reason"] == "outside_roots"
+    default_root = run_labctl("migrate-experiment", "--list", env=env, cwd=outside)
+    assert default_root.code == 2 and default_root.records[-1]["reason"] == "outside_roots"
+
+
 @pytest.mark.ssh
 def test_logs_on_an_ssh_cluster_are_resolved_there(tmp_path: Path) -> None:
     remote_root = tmp_path / "cluster-logs"

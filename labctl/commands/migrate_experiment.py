@@ -172,7 +172,9 @@ def _jobs(
     from labctl.stream import read_records
 
     if jobs is not None:
-        recs = [r for r in read_records(lc, Path(jobs)) if r.get("kind") == "job"]
+        from labctl.confine import check
+
+        recs = [r for r in read_records(lc, check(lc, jobs)) if r.get("kind") == "job"]
         return recs, [(r, None) for r in recs], f"--jobs {jobs}"
     names = [c.name for c in configured_clusters(lc.config)]
     stored = stored_jobs(lc.state_dir, names)
@@ -219,6 +221,8 @@ def cli(
 
     cfg = lc.config
     top = Path(os.path.abspath(Path(root or cfg.get("experiments.root")).expanduser()))
+    if lc.confine is not None:  # under `labctl mcp`: the configured root too
+        lc.confine.check(top)
     if list_:
         if name is not None or apply or force:
             raise UsageError("--list takes no NAME, --apply or --force")

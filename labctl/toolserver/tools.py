@@ -56,10 +56,7 @@ class Tool:
     options_schema: Mapping[str, Any]  # every parameter, write options included
     record_schemas: Mapping[str, Any]
     always_writes: bool
-
-    @property
-    def reads_records(self) -> bool:
-        return self.spec.reads_records
+    reads_records: bool
 
     @property
     def write_params(self) -> tuple[str, ...]:
@@ -106,11 +103,14 @@ def _tool(spec: CommandSpec, sub: str | None, cmd: Any, params: list[Any], modul
         options_schema=schema,
         record_schemas=getattr(module, "SCHEMAS", {}),
         always_writes=spec.writes.always or (sub is not None and sub in spec.writes.subcommands),
+        reads_records=spec.reads_records and sub is None,
     )
 
 
 def tools_for(spec: CommandSpec) -> list[Tool]:
-    """The tools of one command: itself, or one per subcommand of a group."""
+    """The tools of one command: itself, and one per subcommand of a group (a group is a
+    tool of its own only when it runs without a subcommand, as `guard` does; a group's
+    `reads_records` is its own, not its subcommands')."""
     import importlib
 
     from labctl.cli import load_command
@@ -118,9 +118,10 @@ def tools_for(spec: CommandSpec) -> list[Tool]:
     cmd = load_command(spec)
     module = importlib.import_module(spec.module)
     subs = getattr(cmd, "commands", {})
-    if not subs:
-        return [_tool(spec, None, cmd, cmd.params, module)]
-    return [_tool(spec, name, sub, sub.params, module) for name, sub in sorted(subs.items())]
+    tools = [_tool(spec, name, sub, sub.params, module) for name, sub in sorted(subs.items())]
+    if not subs or getattr(cmd, "invoke_without_command", False):
+        tools.insert(0, _tool(spec, None, cmd, cmd.params, module))
+    return tools
 
 
 def generate(commands: Iterable[CommandSpec] | None = None) -> list[Tool]:
