@@ -63,6 +63,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "supervise",
         "labctl.commands.supervise",
         "Run an experiment; fix known failures from the catalog and re-run; escalate the rest.",
+        writes=Writes(always=True),
     ),
     CommandSpec(
         "strip-yaml-comments",
@@ -118,6 +119,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "prune-disk",
         "labctl.commands.prune_disk",
         "Free disk space: delete only what the rules name and only what is safe (dry run).",
+        writes=Writes(options=("--apply",)),
     ),
     CommandSpec(
         "health",

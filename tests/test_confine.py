@@ -73,6 +73,15 @@ def test_migrate_experiment_root_and_jobs_file_are_checked(tmp_path: Path) -> No
     assert default_root.code == 2 and default_root.records[-1]["reason"] == "outside_roots"
 
 
+def test_supervise_writes_escalations_and_events_only_under_the_roots(tmp_path: Path) -> None:
+    config, _, outside = setup_roots(tmp_path)
+    env = {**CONFINED, "LABCTL_CONFIG": str(config)}
+    for flag, where in (("--escalate-to", outside), ("--events", outside / "events.jsonl")):
+        res = run_labctl("supervise", flag, str(where), "--", "true", env=env)
+        assert res.code == 2 and res.records[-1]["reason"] == "outside_roots", res.stdout
+    assert list(outside.iterdir()) == [outside / "secret.log"]  # nothing written there
+
+
 @pytest.mark.ssh
 def test_logs_on_an_ssh_cluster_are_resolved_there(tmp_path: Path) -> None:
     remote_root = tmp_path / "cluster-logs"

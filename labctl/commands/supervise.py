@@ -107,6 +107,8 @@ def build_options(lc: Context, command: list[str], flags: dict[str, Any]) -> Any
     if not _NAME.match(name):
         raise UsageError(f"--name {name!r}: use letters, digits, '.', '_' or '-'")
     escalate_to = flags["escalate_to"] or cfg.get("supervise.escalate_to") or None
+    if escalate_to and lc.confine is not None:  # under `labctl mcp`: it writes there
+        lc.confine.check(escalate_to)
     catalog = configured_catalog(cfg.section("catalog"))
     return Options(
         argv=tuple(command),
