@@ -118,6 +118,16 @@ def checked(lc: Any, paths: Iterable[Any]) -> Iterator[Any]:
         yield path
 
 
+def log_path(lc: Any, cluster: str | None, transport: Any, path: str, timeout: float) -> str:
+    """A log path from a job record or an argument: as given on the command line; under
+    the tool server checked here (no transport, or a local one) or on its SSH cluster."""
+    if getattr(lc, "confine", None) is None:
+        return path
+    if transport is None or transport.is_local:
+        return str(check(lc, path))
+    return check_remote(lc, str(cluster), transport, path, timeout)
+
+
 def check_remote(lc: Any, cluster: str, transport: Any, path: str, timeout: float) -> str:
     """A log path on an SSH cluster, resolved there (`realpath -e`) under the tool server."""
     conf = getattr(lc, "confine", None)

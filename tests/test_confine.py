@@ -82,6 +82,21 @@ def test_supervise_writes_escalations_and_events_only_under_the_roots(tmp_path: 
     assert list(outside.iterdir()) == [outside / "secret.log"]  # nothing written there
 
 
+def test_rl_health_reads_logs_only_under_the_roots(tmp_path: Path) -> None:
+    config, root, outside = setup_roots(tmp_path)
+    shutil.copy(FAILED_LOG, root / "inside.log")
+    env = {**CONFINED, "LABCTL_CONFIG": str(config)}
+    arg = run_labctl("rl-health", str(outside / "secret.log"), env=env)
+    assert arg.code == 2 and arg.records[-1]["reason"] == "outside_roots", arg.stdout
+    job = {"kind": "job", "name": "rl-grpo-probe", "verdict": "running", "state": "RUNNING"}
+    lines = [{**job, "job_id": "1", "stdout": str(outside / "secret.log")}]
+    res = run_labctl("rl-health", "--all", input=json.dumps(lines[0]) + "\n", env=env)
+    refused = [r for r in res.records if r.get("reason") == "outside_roots"]
+    assert refused and refused[0]["job_id"] == "1", res.stdout
+    assert res.code == 2
+    assert run_labctl("rl-health", str(root / "inside.log"), env=env).code in (0, 1)
+
+
 @pytest.mark.ssh
 def test_logs_on_an_ssh_cluster_are_resolved_there(tmp_path: Path) -> None:
     remote_root = tmp_path / "cluster-logs"

@@ -114,7 +114,18 @@ def options(lc: Context, all_jobs: bool) -> Any:
         state_dir=lc.state_dir,
         transport_for=lambda name: _transport(cfg, name),
         wandb_project=lambda name: _project(cfg, name),
+        check=lambda name, path: _checked(lc, name, path),
     )
+
+
+def _checked(lc: Context, cluster: str | None, path: str) -> str:
+    """A log path the caller named, checked against `labctl mcp`'s roots under it."""
+    if lc.confine is None:
+        return path
+    from labctl.confine import log_path
+
+    timeout = float(lc.config.get("poll.timeout_s"))
+    return log_path(lc, cluster, _transport(lc.config, cluster), path, timeout)
 
 
 def run(

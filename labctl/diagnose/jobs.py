@@ -128,15 +128,12 @@ def diagnose_job(
 
 
 def _confined(lc: Any, rec: Mapping[str, Any], reach: Reach | None, path: str) -> str:
-    """The log path to read: as given, or checked against the tool server's roots (a
-    remote log resolved on its cluster)."""
-    from labctl import confine
+    """The log path to read (checked against the tool server's roots when under it)."""
+    from labctl.confine import log_path
 
-    if getattr(lc, "confine", None) is None:
-        return path
-    if reach is None or reach.is_local:
-        return str(confine.check(lc, path))
-    return confine.check_remote(lc, str(rec.get("cluster")), reach.transport, path, reach.timeout_s)
+    if reach is None:
+        return log_path(lc, None, None, path, 0.0)
+    return log_path(lc, rec.get("cluster"), reach.transport, path, reach.timeout_s)
 
 
 def _diagnose_log(

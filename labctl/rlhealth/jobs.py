@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from labctl.errors import LabctlError
 from labctl.records import error_record
 from labctl.rlhealth.history import History
 from labctl.rlhealth.logread import LocalFile, RangeSource
@@ -50,7 +51,10 @@ def assess_job(
     missing: list[str] = []
     for path in _paths(rec, opts):
         try:
-            histories.append((read_source(_source(rec, path, opts), path, opts), path))
+            src = _source(rec, opts.check(rec.get("cluster"), path), opts)
+            histories.append((read_source(src, path, opts), path))
+        except LabctlError as exc:  # outside the tool server's roots: not read
+            errors.append(exc.record() | _where(rec))
         except FileNotFoundError:
             missing.append(path)
         except OSError as exc:

@@ -41,6 +41,9 @@ class Options:
     transport_for: Callable[[str | None], Any] = lambda name: None
     wandb_project: Callable[[str | None], str | None] = lambda name: None
     timeout: float = 120.0
+    # (cluster or None, a log path the caller named) -> the path to read; raises to refuse
+    # it (the command passes labctl.confine.log_path, which acts under the tool server)
+    check: Callable[[str | None, str], str] = lambda cluster, path: path
 
 
 def is_run_file(path: str, head: bytes = b"") -> bool:
@@ -194,7 +197,7 @@ def for_arguments(
     for arg in args:
         if os.path.exists(arg):
             try:
-                yield assess_path(arg, opts)
+                yield assess_path(opts.check(None, arg), opts)
             except OSError as exc:
                 yield error_record("unreadable", f"cannot read {arg}: {exc.strerror}", path=arg)
             continue
