@@ -252,6 +252,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return int(ExitCode.INTERRUPTED)
     except Exception as exc:  # click usage errors and anything unexpected
+        from labctl.faults import is_write_fault, write_fault_error
+
+        if isinstance(exc, OSError) and is_write_fault(exc):  # a full disk: not a bug
+            fault = write_fault_error(exc)
+            _emit_error(fault.record(), args)
+            return int(fault.exit_code)
         usage = _usage_message(exc)
         if usage is None and type(exc).__name__ == "NoArgsIsHelpError":
             return int(ExitCode.OK)
@@ -317,6 +323,9 @@ def _emit_error(rec: dict[str, Any], args: list[str]) -> None:
             emit_error_only(ctx, rec)
     except PipeClosed:
         _silence_stdout()
+    except OSError:  # stdout itself cannot take the record (a full disk): stderr
+        _silence_stdout()
+        sys.stderr.write(f"labctl: {ctx.redactor.text(str(rec['message']))}\n")
 
 
 def _format_from_args(args: list[str]) -> str | None:

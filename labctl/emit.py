@@ -17,7 +17,7 @@ import json
 import math
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
@@ -133,7 +133,7 @@ def run_emitter(
     emitter = Emitter(ctx)
     code = ExitCode.OK
     try:
-        for rec in records:
+        for rec in _write_faults_named(records):
             rec = emitter.emit(rec)
             if not (severity_only and severity is not None):
                 code = worst(code, default_severity(rec))
@@ -151,6 +151,19 @@ def run_emitter(
         emitter.emit(_summary(ctx, emitter, started, code))
     emitter.close()
     return int(code)
+
+
+def _write_faults_named(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """A full disk, a read-only mount, a permission or a quota that a command did not
+    expect ends its stream with a `not_written` error record (exit 3), not a traceback."""
+    from labctl.faults import is_write_fault, write_fault_error
+
+    try:
+        yield from records
+    except OSError as exc:
+        if not is_write_fault(exc):
+            raise
+        raise write_fault_error(exc) from None
 
 
 def _summary(ctx: Context, emitter: Emitter, started: float, code: ExitCode) -> dict[str, Any]:

@@ -57,6 +57,11 @@ BACKEND_REASONS = frozenset(
         "io_error",
         "crontab_failed",
         "cannot_run",  # supervise: the command could not be started (again)
+        # issue 22: labctl's own state or a file it writes is broken; the command went on
+        "state_reset",
+        "state_unwritable",
+        "state_unreadable",
+        "not_written",
     }
 )
 USAGE_REASONS = frozenset(

@@ -35,16 +35,22 @@ def _fsync_dir(directory: Path) -> None:
 
 def _write_temp(directory: Path, name: str, data: bytes) -> Path:
     """`data` in a new hidden temporary file beside `name`, flushed to disk."""
-    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    try:
+        fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    except OSError as exc:
+        exc.filename = exc.filename or str(directory / name)
+        raise
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+        if isinstance(exc, OSError) and not exc.filename:  # a full disk: name the file
+            exc.filename = str(directory / name)
         raise
     return tmp
 
@@ -110,12 +116,16 @@ def state_lock(state_dir: Path, name: str = "labctl", *, wait_s: float = 10.0) -
     """Hold an exclusive `flock` on `<state_dir>/<name>.lock`.
 
     Waits up to `wait_s` seconds for a concurrent run (cron overlap) to finish, then
-    raises `LockedError` (exit 3, reason `locked`). The lock dies with the process, so a
-    crashed run never leaves a stale lock behind.
+    raises `LockedError` (exit 3, reason `locked`) naming the holder's pid. The lock dies
+    with the process, so a crashed run never leaves a stale lock behind: a lock file that
+    names a dead pid is simply taken. A read-only state dir still serialises runs (the
+    existing lock file is locked through a read-only descriptor), and a full disk that
+    refuses the holder's pid does not refuse the lock. Raises OSError only when the lock
+    file can be neither created nor opened (labctl.faults says which fault).
     """
     state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     lock_path = state_dir / f"{name}.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _open_lock(lock_path)
     deadline = time.monotonic() + wait_s
     try:
         while True:
@@ -127,12 +137,64 @@ def state_lock(state_dir: Path, name: str = "labctl", *, wait_s: float = 10.0) -
                     raise
                 if time.monotonic() >= deadline:
                     raise LockedError(
-                        f"another labctl run holds {lock_path}; waited {wait_s:g}s",
+                        f"another labctl run holds {lock_path} ({_holder(lock_path)}); "
+                        f"waited {wait_s:g}s",
                         path=str(lock_path),
                     ) from None
                 time.sleep(0.1)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        with contextlib.suppress(OSError):  # the pid is for people; a full disk refuses it
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
         yield lock_path
     finally:
         os.close(fd)
+
+
+def _open_lock(lock_path: Path) -> int:
+    try:
+        return os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM) or not lock_path.is_file():
+            raise
+        return os.open(lock_path, os.O_RDONLY)  # flock needs no write access
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's live process
+    return True
+
+
+def _holder(lock_path: Path) -> str:
+    """Who holds a lock file, as far as its content (the pid that took it) tells."""
+    try:
+        text = lock_path.read_text("utf-8").strip()
+        since = time.time() - lock_path.stat().st_mtime
+    except (OSError, UnicodeDecodeError):
+        return "holder unknown"
+    if not text.isdigit():
+        return "holder unknown"
+    pid = int(text)
+    if pid_alive(pid):
+        return f"pid {pid}, running, took it {since:.0f}s ago"
+    return f"taken by pid {pid}, which is gone: a process it started still has the lock open"
+
+
+def lock_holders(path: Path) -> list[int]:
+    """The pids holding a POSIX or flock lock on `path` (from /proc/locks; [] elsewhere)."""
+    try:
+        st = path.stat()
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return []
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    pids = []
+    for line in lines:
+        fields = line.replace("->", "").split()
+        if len(fields) >= 6 and fields[5] == dev and fields[4].isdigit():
+            pids.append(int(fields[4]))
+    return sorted(set(pids))

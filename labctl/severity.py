@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from labctl.errors import ExitCode, exit_code_for_reason
+from labctl.errors import BACKEND_REASONS, ExitCode, exit_code_for_reason
 from labctl.verdicts import needs_person
 
 
@@ -51,8 +51,11 @@ def _repo(rec: dict[str, Any]) -> ExitCode:
 
 
 def _needs_attention(rec: dict[str, Any]) -> ExitCode:
-    """cron, experiment: the core says in `needs_attention` whether a person must look."""
-    return ExitCode.ATTENTION if rec.get("needs_attention") else ExitCode.OK
+    """cron, experiment: the core says in `needs_attention` whether a person must look;
+    a `reason` that is a backend's (a full disk, a failed crontab) makes it exit 3."""
+    if not rec.get("needs_attention"):
+        return ExitCode.OK
+    return ExitCode.BACKEND if rec.get("reason") in BACKEND_REASONS else ExitCode.ATTENTION
 
 
 def _disk(rec: dict[str, Any]) -> ExitCode:

@@ -60,7 +60,10 @@ def _quiet_dirs(state_dir: Path) -> None:
                       ("WANDB_CONFIG_DIR", "config"), ("WANDB_DATA_DIR", "data")):  # fmt: skip
         if not os.environ.get(name):
             path = base / sub
-            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            try:
+                path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            except OSError:  # a full or read-only state dir: the client's own defaults
+                continue
             os.environ[name] = str(path)
     os.environ.setdefault("WANDB_SILENT", "true")
 

@@ -169,16 +169,19 @@ def _jobs(lc: Context, cluster: str, fresh: bool) -> tuple[list[dict[str, Any]],
         from labctl.errors import UsageError
 
         raise UsageError(f"--cluster {cluster!r}: no such cluster ({', '.join(names)})")
-    stored = stored_jobs(lc.state_dir, names)
     if not fresh:
+        stored = stored_jobs(lc.state_dir, names)
         return stored.records, stored.polled_at.get(cluster), "store"
     from labctl.commands.poll import run as poll_run
     from labctl.errors import BackendError
 
     polled = list(poll_run(lc, [cluster], None, False))
-    errors = [r for r in polled if r.get("kind") == "error"]
+    errors = [r for r in polled if r.get("kind") == "error" and r.get("stage") != "state"]
+    for fault in (r for r in polled if r.get("kind") == "error" and r.get("stage") == "state"):
+        lc.note(str(fault.get("message")))  # poll's store, not the jobs: they are right
     if errors:
         raise BackendError(str(errors[0].get("message")), reason=str(errors[0].get("reason")))
+    stored = stored_jobs(lc.state_dir, names)  # after the poll: it resets a broken store
     others = [r for r in stored.records if r.get("cluster") != cluster]
     return [*others, *(r for r in polled if r.get("kind") == "job")], lc.clock(), "poll"
 

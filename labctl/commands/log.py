@@ -5,7 +5,9 @@ configured log directory — a second entry on the same day gets `-2`, `-3`… a
 ever appended to or overwritten — with a short human summary on top and the records
 below. Everything written is redacted. The records read pass through unchanged and a
 `log` record with the path closes the stream, so the entry can sit mid-pipeline:
-`labctl poll | labctl diagnose | labctl log --topic sweep | labctl table`.
+`labctl poll | labctl diagnose | labctl log --topic sweep | labctl table`. When the log
+directory takes no write (full disk, read-only, permission), the records still pass
+through and an `error` record (reason `not_written`, exit 3) takes the `log` record's place.
 """
 
 from __future__ import annotations
@@ -63,7 +65,23 @@ def run(
 
     when = lc.clock()
     text = lc.redactor.text(render_entry(topic, when, records, message))
-    path = write_entry(check(lc, lc.log_dir), topic, when, text)
+    try:
+        path = write_entry(check(lc, lc.log_dir), topic, when, text)
+    except OSError as exc:
+        from labctl.faults import is_write_fault, not_written
+
+        if not is_write_fault(exc):
+            raise
+        passed = f"the {len(records)} record(s) read passed through; " if records else ""
+        yield not_written(
+            lc.log_dir,
+            exc,
+            f"the {topic} log entry was not written in {lc.log_dir} ({passed}no file was left "
+            "behind)",
+            topic=topic,
+            records=len(records),
+        )
+        return
     yield {
         "kind": "log",
         "path": str(path),

@@ -192,8 +192,16 @@ def mark_run(
         "exit_code": exit_code,
         "host": host,
     }
-    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    atomic_write_text(state_dir / LAST_RUN_FILE, json.dumps(data) + "\n", mode=0o600)
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write_text(state_dir / LAST_RUN_FILE, json.dumps(data) + "\n", mode=0o600)
+    except OSError as exc:
+        from labctl.faults import fault_error, fault_record, is_write_fault
+
+        if not is_write_fault(exc):
+            raise
+        what = f"the sweep's run was not recorded in {state_dir / LAST_RUN_FILE}"
+        raise fault_error(fault_record("state_unwritable", state_dir, exc, what)) from None
     return {
         "kind": "cron",
         "action": "mark-run",

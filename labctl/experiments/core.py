@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -152,17 +154,45 @@ def _apply(s: Setup, journal: Journal, steps: list[Step]) -> None:
             new_folder=s.active.is_dir() and not s.complete.exists(),
         )
         steps.append(check_jobs(s, journal))
-        journal.save()
-        s.hook("jobs_checked")
-        steps.extend(_retire(s, journal))
-        steps.append(closing.move(s, journal))
-        s.hook("moved")
-        steps.append(closing.write_closed(s, journal))
-        s.hook("closed_written")
-        steps.append(closing.write_log(s, journal))
-        if journal.data.get("done_at") is None:
-            journal.data["done_at"] = s.now()
+        with _writing("journal", s.state_dir):
             journal.save()
+        s.hook("jobs_checked")
+        with _writing("rules", s.state_dir):
+            steps.extend(_retire(s, journal))
+        with _writing("move", s.complete):
+            steps.append(closing.move(s, journal))
+        s.hook("moved")
+        with _writing("closed_md", s.complete):
+            steps.append(closing.write_closed(s, journal))
+        s.hook("closed_written")
+        with _writing("log", s.log_dir):
+            steps.append(closing.write_log(s, journal))
+            if journal.data.get("done_at") is None:
+                journal.data["done_at"] = s.now()
+                journal.save()
+
+
+@contextmanager
+def _writing(step: str, where: Path) -> Iterator[None]:
+    """A full disk, a read-only mount, a permission or a quota stops the run at `step`
+    with reason `not_written`: every write is atomic and journaled first, so what was not
+    written is untouched and a re-run with --apply finishes the migration."""
+    from labctl.faults import is_write_fault, not_written
+
+    try:
+        yield
+    except OSError as exc:
+        if not is_write_fault(exc):
+            raise
+        place = Path(exc.filename) if isinstance(exc.filename, str) else where
+        rec = not_written(
+            place,
+            exc,
+            f"{step}: a write failed, nothing is half-done (what was not written is "
+            "untouched; --apply again finishes the migration)",
+        )
+        details = {k: rec[k] for k in ("path", "errno", "free_bytes")}
+        raise Stop(Step(step, "failed", rec["message"], details), "not_written") from None
 
 
 def _dry(s: Setup, journal: Journal, steps: list[Step]) -> list[Record]:

@@ -13,6 +13,7 @@ factories); all I/O happens in the scheduler adapters, their backends and the st
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
@@ -29,7 +30,8 @@ from labctl.poll.examine import examine
 from labctl.poll.merge import merge
 from labctl.poll.model import Known
 from labctl.poll.running import ProgressSettings
-from labctl.poll.store import Store, store_path
+from labctl.poll.state import PollState, open_state
+from labctl.poll.store import Store
 from labctl.records import error_record, rfc3339
 
 SchedulerFactory = Callable[..., Scheduler]  # (cluster, transport, *, state_dir) -> Scheduler
@@ -81,14 +83,17 @@ def known_for(store: Store, cluster: ClusterConfig, settings: PollSettings, now:
 
 
 def _cluster_error(
-    store: Store, cluster: ClusterConfig, exc: BaseException, now: float
+    state: PollState, cluster: ClusterConfig, exc: BaseException, now: float
 ) -> dict[str, Any]:
     if isinstance(exc, LabctlError):
         reason, message = exc.reason, exc.message
     else:  # a bug or an unexpected library error: still one record, the others go on
         reason, message = "internal_error", f"{type(exc).__name__}: {exc}"
-    with store.transaction():
-        row = store.cluster_failed(cluster.name, now, message)
+
+    def failed(store: Store) -> tuple[dict[str, Any], int]:
+        return store.cluster_failed(cluster.name, now, message), store.active_count(cluster.name)
+
+    row, affected = state.write(failed)
     return error_record(
         reason,
         f"cluster {cluster.name}: {message}",
@@ -97,12 +102,12 @@ def _cluster_error(
         last_ok_at=rfc3339(row["last_ok_at"]),
         consecutive_failures=row["consecutive_failures"],
         first_failure_at=rfc3339(row["first_failure_at"]),
-        affected_jobs=store.active_count(cluster.name),
+        affected_jobs=affected,
     )
 
 
 def _cluster_records(
-    store: Store,
+    state: PollState,
     cluster: ClusterConfig,
     *,
     known: Known,
@@ -122,11 +127,14 @@ def _cluster_records(
         progress_regex=cluster.progress_regex,
         window_start=snap.window_start,
     )
-    with store.transaction():
+
+    def save(store: Store) -> None:
         store.put_jobs(cluster.name, merged.updates)
         store.touch(cluster.name, merged.quiet, now)
         store.cluster_ok(cluster.name, now, snap.now)
         store.prune(cluster.name, now - settings.retention_s)
+
+    state.write(save)
     return [*merged.records, *_side_records(cluster, snap)]
 
 
@@ -170,26 +178,37 @@ def run(
     scheduler: SchedulerFactory = scheduler_for,
     transport: Callable[[ClusterConfig], Transport] = transport_for,
 ) -> Iterator[dict[str, Any]]:
-    """Poll every cluster; yield job, skipped and error records as clusters finish."""
+    """Poll every cluster; yield job, skipped and error records as clusters finish.
+    A broken state store or state dir costs the memory, never the report
+    (labctl.poll.state)."""
+    from labctl.faults import is_write_fault
     from labctl.fsops import state_lock
 
-    with state_lock(state_dir, "poll", wait_s=settings.lock_wait_s):
-        store = Store(store_path(state_dir))
+    with contextlib.ExitStack() as stack:
+        lock_fault = None
         try:
-            yield from _run_locked(
-                store,
-                clusters,
-                settings=settings,
-                clock=clock,
-                scheduler=lambda c, t: scheduler(c, t, state_dir=state_dir),
-                transport=transport,
-            )
-        finally:
-            store.close()
+            stack.enter_context(state_lock(state_dir, "poll", wait_s=settings.lock_wait_s))
+        except OSError as exc:  # not even a lock file: nothing will be saved, none needed
+            if not is_write_fault(exc):
+                raise
+            lock_fault = exc
+        state = open_state(
+            state_dir, now=clock(), timeout_s=settings.lock_wait_s, lock_fault=lock_fault
+        )
+        stack.callback(state.close)
+        yield from state.faults()
+        yield from _run_locked(
+            state,
+            clusters,
+            settings=settings,
+            clock=clock,
+            scheduler=lambda c, t: scheduler(c, t, state_dir=state_dir),
+            transport=transport,
+        )
 
 
 def _run_locked(
-    store: Store,
+    state: PollState,
     clusters: Sequence[ClusterConfig],
     *,
     settings: PollSettings,
@@ -198,8 +217,11 @@ def _run_locked(
     transport: Callable[[ClusterConfig], Transport],
 ) -> Iterator[dict[str, Any]]:
     started = clock()
-    poll_id = store.poll_started(started)
-    knowns = {c.name: known_for(store, c, settings, started) for c in clusters}
+    poll_id = state.write(lambda store: store.poll_started(started))
+    knowns = state.read(
+        lambda store: {c.name: known_for(store, c, settings, started) for c in clusters}
+    )
+    yield from state.faults()
     ok = failed = 0
     pool = ThreadPoolExecutor(max_workers=max(1, len(clusters)), thread_name_prefix="poll")
     try:
@@ -216,12 +238,21 @@ def _run_locked(
                 snap = fut.result()
             except Exception as exc:
                 failed += 1
-                yield _cluster_error(store, cluster, exc, now)
-                continue
-            ok += 1
-            yield from _cluster_records(
-                store, cluster, known=knowns[cluster.name], snap=snap, settings=settings, now=now
-            )
+                yield _cluster_error(state, cluster, exc, now)
+            else:
+                ok += 1
+                yield from _cluster_records(
+                    state,
+                    cluster,
+                    known=knowns[cluster.name],
+                    snap=snap,
+                    settings=settings,
+                    now=now,
+                )
+            yield from state.faults()
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
-        store.poll_ended(poll_id, clock(), ok, failed)
+        if state.saving:  # a poll cut short still says how far it got
+            with contextlib.suppress(Exception):
+                state.write(lambda store: store.poll_ended(poll_id, clock(), ok, failed))
+    yield from state.faults()

@@ -18,7 +18,11 @@ Reading it (other commands do: what is still running, what ended how) — a stab
 Readers need no lock (WAL: they see the last committed poll). Only the poll process that
 holds the state lock (`labctl.fsops.state_lock`) writes it; each cluster's results are
 written in one transaction, so a crash leaves every cluster either at its previous poll or
-at this one. Finished jobs are kept `poll.retention_days`.
+at this one. Finished jobs are kept `poll.retention_days`. A store that cannot be used
+raises `StoreUnusable` (not a database, corrupt, data that does not read back, a newer
+labctl's schema); any other sqlite3/OS error is the file system's (labctl.poll.state
+decides what poll does about either). `Store.in_memory(image)` is a store that saves
+nothing (poll's fallback), `check()` SQLite's quick_check, `image()` the content as bytes.
 
     clusters(name PK, last_ok_at, last_ok_remote, last_attempt_at, consecutive_failures,
              first_failure_at, last_error)
@@ -34,16 +38,36 @@ at this one. Finished jobs are kept `poll.retention_days`.
 
 from __future__ import annotations
 
-import json
+import contextlib
 import sqlite3
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from labctl.poll.model import Key, StoredJob
+from labctl.poll.storefile import (
+    SCHEMA,
+    SQLITE_MAGIC,
+    StoreError,
+    StoreUnusable,
+    damaged,
+    job_row,
+    memory_image,
+    stored_job,
+    strict_text,
+)
 
-__all__ = ["SCHEMA_VERSION", "Key", "Store", "StoreError", "StoredJob", "store_path"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Key",
+    "Store",
+    "StoreError",
+    "StoreUnusable",
+    "StoredJob",
+    "store_path",
+]
 
 SCHEMA_VERSION = 1
 STORE_FILE = "poll.sqlite"
@@ -54,88 +78,92 @@ def store_path(state_dir: Path) -> Path:
     return state_dir / STORE_FILE
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS clusters(
-    name TEXT PRIMARY KEY,
-    last_ok_at REAL,
-    last_ok_remote REAL,
-    last_attempt_at REAL,
-    consecutive_failures INTEGER NOT NULL DEFAULT 0,
-    first_failure_at REAL,
-    last_error TEXT
-);
-CREATE TABLE IF NOT EXISTS jobs(
-    cluster TEXT NOT NULL,
-    job_id_raw TEXT NOT NULL,
-    task INTEGER NOT NULL,
-    submit INTEGER NOT NULL,
-    job_id TEXT NOT NULL,
-    array_job_id TEXT,
-    first_seen REAL NOT NULL,
-    last_seen REAL NOT NULL,
-    verdict TEXT,
-    terminal INTEGER NOT NULL,
-    active INTEGER NOT NULL,
-    stdout TEXT,
-    stderr TEXT,
-    record TEXT NOT NULL,
-    progress TEXT,
-    PRIMARY KEY (cluster, job_id_raw, task, submit)
-);
-CREATE INDEX IF NOT EXISTS jobs_active ON jobs(cluster, active);
-CREATE TABLE IF NOT EXISTS polls(
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    started_at REAL NOT NULL,
-    ended_at REAL,
-    clusters_ok INTEGER,
-    clusters_failed INTEGER
-);
-"""
-
-
-class StoreError(Exception):
-    pass
-
-
 class Store:
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, *, timeout_s: float = 10.0) -> None:
+        self.path: Path | None = path
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.db = sqlite3.connect(str(path), timeout=10, isolation_level=None)
-        self.db.execute("PRAGMA busy_timeout = 10000")
-        self.db.execute("PRAGMA journal_mode = WAL")
-        self.db.execute("PRAGMA synchronous = NORMAL")
-        self.db.executescript(_SCHEMA)
+        with contextlib.suppress(FileNotFoundError), path.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+            if head and head != SQLITE_MAGIC:  # empty: SQLite's own empty database
+                raise StoreUnusable("not a SQLite database (it does not start with the header)")
+        self.db = sqlite3.connect(str(path), timeout=timeout_s, isolation_level=None)
+        try:
+            with damaged("opening it"):
+                self.db.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+                self.db.execute("PRAGMA journal_mode = WAL")
+                self.db.execute("PRAGMA synchronous = NORMAL")
+                self._setup(str(path))
+            if stat.S_IMODE(path.stat().st_mode) != 0o600:
+                path.chmod(0o600)
+        except BaseException:
+            self.db.close()
+            raise
+
+    @classmethod
+    def in_memory(cls, image: bytes | None = None) -> Store:
+        """A store that saves nothing: empty, or a copy of a store file's bytes."""
+        self = cls.__new__(cls)
+        self.path = None
+        self.db = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            with damaged("copying it"):
+                if image:
+                    self.db.deserialize(memory_image(image))
+                self._setup("the copy in memory")
+        except BaseException:
+            self.db.close()
+            raise
+        return self
+
+    def _setup(self, where: str) -> None:
+        self.db.text_factory = strict_text
+        self.db.executescript(SCHEMA)
         row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None:
             self.db.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
+        elif not str(row[0]).isdigit():
+            raise StoreUnusable(f"{where} has no schema version (it says {row[0]!r})")
         elif int(row[0]) > SCHEMA_VERSION:
-            raise StoreError(
-                f"{path} was written by a newer labctl (schema {row[0]} > {SCHEMA_VERSION})"
+            raise StoreUnusable(
+                f"{where} was written by a newer labctl (schema {row[0]} > {SCHEMA_VERSION})"
             )
-        path.chmod(0o600)
+
+    def check(self) -> None:
+        """SQLite's quick_check (every page read, every record well-formed)."""
+        with damaged("checking it"):
+            rows = self.db.execute("PRAGMA quick_check").fetchall()
+        if rows != [("ok",)]:
+            raise StoreUnusable(f"quick_check: {rows[0][0] if rows else 'no answer'}")
+
+    def image(self) -> bytes:
+        """The store's content as one SQLite image (what `in_memory` copies)."""
+        return bytes(self.db.serialize())
 
     def close(self) -> None:
         self.db.close()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
+        """All or nothing: a failed statement or COMMIT (a full disk) rolls back, and the
+        file stays at the last commit."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite rolls back by itself on some errors
+                with contextlib.suppress(sqlite3.Error):
+                    self.db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
 
     # -- clusters ------------------------------------------------------------------------
 
     def cluster(self, name: str) -> dict[str, Any]:
         cur = self.db.execute("SELECT * FROM clusters WHERE name = ?", (name,))
-        row = cur.fetchone()
+        with damaged("reading a cluster"):
+            row = cur.fetchone()
         if row is None:
             return dict.fromkeys(
                 ("last_ok_at", "last_ok_remote", "first_failure_at", "last_error"), None
@@ -174,17 +202,10 @@ class Store:
             "FROM jobs WHERE cluster = ?",
             (cluster,),
         )
-        out: dict[Key, StoredJob] = {}
-        for raw, task, submit, *rest in cur:
-            key = (raw, int(task), int(submit))
-            job_id, array_job_id, first, last, verdict, terminal, active, so, se, rec, prog = rest
-            out[key] = StoredJob(
-                key=key, job_id=job_id, array_job_id=array_job_id, first_seen=first,
-                last_seen=last, verdict=verdict, terminal=bool(terminal), active=bool(active),
-                stdout=so, stderr=se, record=json.loads(rec),
-                progress=json.loads(prog) if prog else None,
-            )  # fmt: skip
-        return out
+        try:
+            return {job.key: job for job in map(stored_job, cur)}
+        except (ValueError, TypeError) as exc:  # bad UTF-8 or JSON: the data is damaged
+            raise StoreUnusable(f"a stored job cannot be read back: {exc}") from None
 
     def active_count(self, cluster: str) -> int:
         row = self.db.execute(
@@ -197,7 +218,7 @@ class Store:
             "INSERT OR REPLACE INTO jobs(cluster, job_id_raw, task, submit, job_id, "
             "array_job_id, first_seen, last_seen, verdict, terminal, active, stdout, stderr, "
             "record, progress) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [_row(cluster, j) for j in jobs],
+            [job_row(cluster, j) for j in jobs],
         )
 
     def touch(self, cluster: str, keys: Iterable[Key], now: float) -> None:
@@ -228,16 +249,3 @@ class Store:
             "UPDATE polls SET ended_at = ?, clusters_ok = ?, clusters_failed = ? WHERE id = ?",
             (now, ok, failed, poll_id),
         )
-
-
-def _row(cluster: str, j: StoredJob) -> tuple[Any, ...]:
-    progress = _dumps(j.progress) if j.progress is not None else None
-    return (
-        cluster, j.key[0], j.key[1], j.key[2], j.job_id, j.array_job_id, j.first_seen,
-        j.last_seen, j.verdict, int(j.terminal), int(j.active), j.stdout, j.stderr,
-        _dumps(j.record), progress,
-    )  # fmt: skip
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), allow_nan=True, default=str)

@@ -56,16 +56,23 @@ def run_job(job: Job) -> tuple[dict[str, Any], str, str]:
             applied = apply(job.path, result)
     except ChangedOnDiskError as exc:
         return exc.record(), "", digest
-    except OSError as exc:
-        message = f"cannot write {job.path}: {exc.strerror or exc}"
-        return (
-            {"kind": "error", "reason": "io_error", "path": job.path, "message": message},
-            "",
-            digest,
-        )
+    except OSError as exc:  # the atomic write left the file as it was
+        return unwritten(Path(job.path), exc), "", digest
     rec = file_record(result, job.path, applied=applied)
     block = notes_block(result, job.path, when=job.when) if job.when is not None else ""
     return rec, block, digest
+
+
+def unwritten(path: Path, exc: OSError, what: str = "not rewritten") -> dict[str, Any]:
+    """The `error` record (`not_written`, exit 3; `io_error` for a fault that is not the
+    disk's) for a file left as it was."""
+    from labctl.faults import is_write_fault, not_written
+
+    rec = not_written(path, exc, f"{path} was {what}; the original is untouched")
+    if not is_write_fault(exc):
+        rec["reason"] = "io_error"
+    rec["original_intact"] = True
+    return rec
 
 
 def _init_worker(redactor: Redactor) -> None:
@@ -144,9 +151,16 @@ def _move_then_apply(
     move_to: Path,
     when: str,
 ) -> Iterator[dict[str, Any]]:
-    """Notes first (one append for all files), then the rewrites."""
+    """Notes first (one append for all files), then the rewrites. Notes that cannot be
+    written stop the rewrites: the comments stay in the files, nothing is lost."""
     first = list(run([Job(path, when=when) for path in files]))
-    notes_path = append_notes(move_to, [block for _, block, _ in first])
+    try:
+        notes_path = append_notes(move_to, [block for _, block, _ in first])
+    except OSError as exc:
+        yield unwritten(move_to, exc, "not appended to, so no YAML file was rewritten")
+        for rec, _, _ in first:
+            yield rec
+        return
     jobs = [
         Job(path, apply=True, digest=digest)
         for path, (_, _, digest) in zip(files, first, strict=True)

@@ -47,3 +47,17 @@ def run_labctl(
         check=False,
     )
     return Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+def run_here(*args: str) -> Result:
+    """The real CLI's `main()` in this process (no interpreter start-up: for tests that
+    run many commands), stdout and stderr captured."""
+    import contextlib
+    import io
+
+    from labctl.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return Result(code, out.getvalue(), err.getvalue())

@@ -1,0 +1,180 @@
+"""Every command that writes keeps reporting when the disk will not take its write (issue
+22): `log` (records still pass through), `strip-yaml-comments --apply` and
+`migrate-experiment --apply` (the original untouched, and the record says so), `cron
+mark-run`, and readers of poll's store (`guard admit`). Real faults: a tmpfs filled to its
+last byte, a tmpfs remounted read-only, a store full of garbage."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+from helpers.cli import Result, run_here
+from helpers.faults import fill, remount, row, table_cluster, tmpfs, write_rows
+from schema_check import assert_valid
+
+JOBS = [
+    {"kind": "job", "cluster": "c1", "job_id": "7", "name": "sft", "verdict": "failed"},
+    {"kind": "job", "cluster": "c1", "job_id": "8", "name": "rl", "verdict": "pending"},
+]
+YAML = b"# tuned on 8 GPUs\nlr: 3.0e-4  # see the 11-02 log\nbatch: 64\n"
+
+
+def not_written(res: Result, path: Path | None = None) -> dict[str, Any]:
+    errors = [r for r in res.records if r["kind"] == "error"]
+    assert [e["reason"] for e in errors] == ["not_written"], res.records
+    assert res.code == 3, (res.code, res.stderr)
+    err = errors[0]
+    assert err["applied"] is False and err["errno"] in ("ENOSPC", "EROFS")
+    if path is not None:
+        assert err["path"] == str(path)
+    return err
+
+
+def test_log_on_a_full_disk_passes_the_records_through(tmp_path: Path, monkeypatch) -> None:
+    with tmpfs(tmp_path / "log") as log_dir:
+        monkeypatch.setenv("LABCTL_LOG_DIR", str(log_dir))
+        filler = fill(log_dir)
+        stdin = tmp_path / "records.jsonl"
+        stdin.write_text("".join(json.dumps(r) + "\n" for r in JOBS))
+        res = run_here("log", "--topic", "sweep", "--input", str(stdin))
+        assert res.records[:2] == JOBS  # the sweep's records still reach stdout
+        err = not_written(res, log_dir)
+        assert err["free_bytes"] == 0 and "run `labctl prune-disk`" in err["message"]
+        assert "the 2 record(s) read passed through" in err["message"]
+        assert_valid("log", res.records)
+        assert sorted(p.name for p in log_dir.iterdir()) == ["filler"]  # no stray file
+
+        filler.unlink()
+        res = run_here("log", "--topic", "sweep", "--input", str(stdin))
+        assert res.code == 1 and res.records[-1]["kind"] == "log"  # 1: a failed job
+        assert Path(res.records[-1]["path"]).is_file()
+
+
+def test_log_into_a_read_only_directory(tmp_path: Path, monkeypatch) -> None:
+    with tmpfs(tmp_path / "log") as log_dir:
+        monkeypatch.setenv("LABCTL_LOG_DIR", str(log_dir))
+        remount(log_dir, "ro")
+        err = not_written(run_here("log", "-t", "launch", "-m", "started v3"), log_dir)
+        assert err["errno"] == "EROFS" and "read-only" in err["message"]
+        remount(log_dir, "rw")
+        assert run_here("log", "-t", "launch", "-m", "started v3").code == 0
+
+
+def test_strip_yaml_on_a_full_disk_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    with tmpfs(tmp_path / "configs") as configs:
+        path = configs / "rl.yaml"
+        path.write_bytes(YAML)
+        filler = fill(configs)
+        res = run_here("strip-yaml-comments", "--apply", str(path))
+        err = not_written(res, path)
+        assert err["original_intact"] is True and "the original is untouched" in err["message"]
+        assert path.read_bytes() == YAML
+        assert sorted(p.name for p in configs.iterdir()) == ["filler", "rl.yaml"]
+
+        filler.unlink()
+        res = run_here("strip-yaml-comments", "--apply", str(path))
+        assert res.code == 0 and res.records[0]["applied"] is True
+        assert path.read_bytes() == b"lr: 3.0e-4\nbatch: 64\n"
+
+
+def test_strip_yaml_notes_that_cannot_be_written_stop_every_rewrite(tmp_path: Path) -> None:
+    path = tmp_path / "eval.yaml"
+    path.write_bytes(YAML)
+    with tmpfs(tmp_path / "notes") as notes_dir:
+        fill(notes_dir)
+        notes = notes_dir / "ops-notes.md"
+        res = run_here("strip-yaml-comments", "--apply", "--move-to", str(notes), str(path))
+        err = not_written(res, notes)
+        assert "no YAML file was rewritten" in err["message"]
+        (file_rec,) = [r for r in res.records if r["kind"] == "file"]
+        assert file_rec["applied"] is False and file_rec["comments_removed"] == 2
+        assert path.read_bytes() == YAML  # the knowledge stays where it was
+
+
+def test_migrate_experiment_on_a_full_state_disk_half_does_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "experiments"
+    (root / "active" / "exp1").mkdir(parents=True)
+    (root / "active" / "exp1" / "metrics.jsonl").write_text('{"step": 1}\n')
+    jobs = tmp_path / "jobs.jsonl"
+    jobs.write_text(json.dumps(JOBS[0] | {"name": "exp1-seed1", "verdict": "completed"}) + "\n")
+    with tmpfs(tmp_path / "state") as state:
+        config = tmp_path / "config.toml"
+        config.write_text(
+            tomli_w.dumps(
+                {
+                    "paths": {"state_dir": str(state), "log_dir": str(tmp_path / "log")},
+                    "experiments": {"root": str(root), "user_crontab": False},
+                }
+            )
+        )
+        os.chmod(config, 0o600)
+        args = ["migrate-experiment", "exp1", "--config", str(config), "--jobs", str(jobs)]
+        args += ["--reason", "converged", "--apply"]
+        filler = fill(state)
+        res = run_here(*args)
+        (rec,) = res.records
+        assert res.code == 3 and (rec["status"], rec["reason"]) == ("failed", "not_written")
+        assert rec["applied"] is False and rec["steps"][-1]["errno"] == "ENOSPC"
+        assert "nothing is half-done" in rec["message"] and "prune-disk" in rec["message"]
+        assert (root / "active" / "exp1" / "metrics.jsonl").is_file()
+        assert not (root / "complete").exists()
+
+        filler.unlink()
+        res = run_here(*args)
+        assert res.code == 0 and res.records[0]["status"] == "closed"
+        assert (root / "complete" / "exp1" / "CLOSED.md").is_file()
+
+
+def test_cron_mark_run_on_a_full_disk_says_the_state_is_unwritable(tmp_path: Path) -> None:
+    with tmpfs(tmp_path / "state") as state:
+        config = tmp_path / "config.toml"
+        config.write_text(tomli_w.dumps({"paths": {"state_dir": str(state)}}))
+        os.chmod(config, 0o600)
+        fill(state)
+        res = run_here("cron", "mark-run", "--exit-code", "0", "--config", str(config))
+        assert res.code == 3 and len(res.records) == 1, res.records
+        err = res.records[0]
+        assert (err["reason"], err["errno"], err["free_bytes"]) == ("state_unwritable", "ENOSPC", 0)
+        assert "sweep-last-run.json" in err["message"] and err["path"] == str(state)
+
+
+def test_guard_reads_a_broken_store_as_an_error_and_polls_past_it(
+    tmp_path: Path, monkeypatch
+) -> None:
+    rows = write_rows(tmp_path / "rows.json", [row("t-1", "ACTIVE", name="rl-grpo-1")])
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "poll.sqlite").write_bytes(b"garbage" * 300)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        tomli_w.dumps(
+            {
+                "paths": {"state_dir": str(state)},
+                "guard": {"rules": [{"kind": "max_running", "bucket": "RL", "limit": 1}]},
+                "clusters": [table_cluster("tpu", rows)],
+            }
+        )
+    )
+    os.chmod(config, 0o600)
+    monkeypatch.setenv("LABCTL_CONFIG", str(config))
+    res = run_here("guard", "admit", "-c", "tpu", "-n", "rl-grpo-2")
+    assert res.code == 3 and res.records[-1]["reason"] == "state_unreadable"
+    assert "the next `labctl poll` moves it aside" in res.records[-1]["message"]
+    res = run_here("guard", "admit", "-c", "tpu", "-n", "rl-grpo-2", "--poll")
+    assert "moved it" in res.stderr  # the store was reset; the jobs it polled are right
+    assert res.code == 1 and res.records[-1]["admitted"] is False  # 1 RL job already runs
+
+
+def test_a_write_fault_no_command_expected_is_not_an_internal_error(tmp_path: Path) -> None:
+    """`config init` has no fault handling of its own: main() still names the fault."""
+    with tmpfs(tmp_path / "etc") as etc:
+        fill(etc)
+        target = etc / "labctl.toml"
+        res = run_here("config", "init", "--config", str(target))
+        err = not_written(res, target)
+        assert err["free_bytes"] == 0 and "prune-disk" in err["message"]
+        assert sorted(p.name for p in etc.iterdir()) == ["filler"]
