@@ -123,8 +123,8 @@ def write_fault_error(exc: OSError) -> Any:
 
     place = exc.filename if isinstance(exc.filename, str) else None
     what = f"{place} was not written" if place else "a file was not written"
-    fields: dict[str, Any] = {"path": place, "errno": errno_name(exc), "free_bytes": None}
+    fields: dict[str, Any] = {"errno": errno_name(exc), "free_bytes": None}
     if place is not None:
-        fields["free_bytes"] = free_bytes(Path(place))
+        fields.update(path=place, free_bytes=free_bytes(Path(place)))
     message = f"{what}: {describe(exc, fields['free_bytes'])}; {advice(exc)}"
     return BackendError(message, reason="not_written", applied=False, **fields)

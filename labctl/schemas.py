@@ -40,13 +40,23 @@ ERROR = record(
     "error",
     "A problem: a machine-readable reason and a human message. Reasons: usage, config, "
     "config_permissions, malformed_input, unreachable, timeout, bad_output, no_accounting, "
-    "command_failed, unreadable, locked, internal_error, and command-specific ones.",
+    "command_failed, unreadable, locked, internal_error (a bug, only), the faults of "
+    "labctl's own files (state_reset, state_unwritable, state_unreadable, not_written: "
+    "with `errno`, `free_bytes`, and `applied: false` for a file not written), and "
+    "command-specific ones.",
     {
         "reason": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
         "message": {"type": "string"},
         "line": {"type": ["integer", "null"], "minimum": 1},
         "source": {"type": "string"},
         "path": {"type": "string"},
+        "errno": {
+            "type": ["string", "null"],
+            "description": "the OS error's name (ENOSPC, EROFS, EACCES, EDQUOT, EIO)",
+        },
+        "free_bytes": {"type": ["integer", "null"], "minimum": 0},
+        "applied": {"type": "boolean"},
+        "original_intact": {"type": "boolean"},
     },
     ["reason", "message"],
 )

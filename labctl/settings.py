@@ -66,7 +66,11 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     # -- poll --------------------------------------------------------------------------
     _s("poll.timeout_s", 60.0, "seconds one cluster may take (a [[clusters]] timeout_s wins)"),
-    _s("poll.lock_wait_s", 10.0, "seconds to wait for a concurrent poll before a `locked` error"),
+    _s(
+        "poll.lock_wait_s",
+        10.0,
+        "seconds to wait for a concurrent poll (or the store's lock) before `locked`",
+    ),
     _s("poll.lookback_h", 24.0, "first poll of a cluster: hours of finished jobs sacct looks at"),
     _s(
         "poll.window_margin_s",

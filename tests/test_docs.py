@@ -72,3 +72,15 @@ def test_zsh_completion_parses() -> None:
     if shutil.which("zsh") is None:
         pytest.fail("zsh is not installed (scripts/test installs it)")
     subprocess.run(["zsh", "-n", str(ROOT / "completions" / "_labctl")], check=True)
+
+
+def test_the_readme_says_what_to_do_about_each_fault_of_labctls_own_files() -> None:
+    from labctl.errors import exit_code_for_reason
+
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("## When labctl's own files are broken", 1)[1].split("\n## ", 1)[0]
+    faults = ("state_reset", "state_unwritable", "not_written", "state_unreadable", "locked")
+    for reason in faults:
+        assert f"| `{reason}` |" in table, reason
+        assert exit_code_for_reason(reason) == 3, reason
+    assert "| `internal_error` | a bug" in table

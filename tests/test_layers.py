@@ -54,6 +54,7 @@ FORBIDDEN = {
         "rlhealth",
     },
     "confine.py": {"parse", "progress", "backends", "cluster", "poll", "commands", "toolserver"},
+    "faults.py": {"poll", "diagnose", "render", "cluster", "commands", "backends", "parse"},
     "verdicts.py": {"parse", "progress", "backends", "cluster", "poll", "diagnose", "commands"},
 }
 

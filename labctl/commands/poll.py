@@ -146,8 +146,14 @@ def cli(
     set the allowance; [jobs."<name pattern>"] tables override it per job (allowance_s,
     startup_grace_s, floor_s, checkpoint_allowance_s, eval_allowance_s, ...).
 
+    A broken state store or state dir costs the memory, never the report: an unusable
+    store is moved aside (`state_reset`), a state dir that takes no write (full disk,
+    read-only, permissions) is not saved to (`state_unwritable`); every job is still
+    reported.
+
     Exit 1 when a job needs a person (failed, timeout, out_of_memory, node_fail, unknown,
-    running-stalled), 3 when a cluster could not be read (its `error` record says why).
+    running-stalled), 3 when a cluster could not be read or poll's own state is broken
+    (its `error` record says why).
     """
 
     return int(lc.emit(run(lc, cluster or [], since, changed_only)))

@@ -7,7 +7,9 @@ and `yaml.safe_load_all` must give the same data before and after, or the file i
 byte-identical and reported `verified: false` (exit 1).
 
 Default is a dry run (one `file` record per file: the comments it would remove, redacted).
-`--apply` replaces the files atomically (mode and owner kept, symlinks written through).
+`--apply` replaces the files atomically (mode and owner kept, symlinks written through);
+a file the disk will not take (full, read-only, permission) stays as it was and gets an
+`error` record (`not_written`, `applied: false`, `original_intact: true`; exit 3).
 `--move-to NOTES.md` appends the removed comments (file, line, key path, text) to a
 Markdown notes file BEFORE any YAML is rewritten. `--check` exits 1 while any file still
 has comments (pre-commit, CI). `-` reads YAML on stdin and writes the stripped YAML on

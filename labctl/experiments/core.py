@@ -8,7 +8,9 @@
 
 Dry run by default (nothing is written, the lock is not taken). A step that refuses or
 fails stops the run before anything after it: a closed experiment is never half-closed
-in a way a re-run cannot finish. One `experiment` record says what each step did.
+in a way a re-run cannot finish. A write the disk refuses (full, read-only, permission)
+stops it the same way (reason `not_written`, exit 3). One `experiment` record says what
+each step did.
 """
 
 from __future__ import annotations

@@ -212,11 +212,24 @@ ERROR = {
         "consecutive_failures": {"type": "integer", "minimum": 1},
         "first_failure_at": TIME,
         "affected_jobs": {"type": "integer", "minimum": 0},
+        "moved_to": {"type": "string", "description": "state_reset: where the store went"},
+        "cause": {"type": "string", "description": "state_reset: why it was unusable"},
+        "saved": {"type": "boolean", "description": "false: this poll saved nothing"},
+        "compared_with": {
+            "enum": ["last_saved_poll", "nothing"],
+            "description": "what the unsaved poll compared jobs with",
+        },
+        "holders": {"type": "array", "items": {"type": "integer"}},
     },
     "description": COMMON["error"]["description"]
     + " poll: one per cluster that could not be read (unreachable, auth, timeout, "
     "command_failed, no_accounting, bad_output) with `cluster`; `locked` when another "
-    "poll holds the state lock.",
+    "poll holds the state lock (no job records: that poll reports them). Its own state, "
+    "with `stage: state` (the job records are still all there): `state_reset` (an "
+    "unusable store moved aside to `moved_to`, a fresh one started: every job new), "
+    "`state_unwritable` (the state dir takes no write: `errno`, `free_bytes`, nothing "
+    "saved, jobs `compared_with` the last saved poll or nothing), `locked` with "
+    "`holders` (a process holds the store itself: nothing saved).",
 }
 
 SCHEMAS = {**COMMON, "error": ERROR, "job": JOB, "skipped": SKIPPED}
