@@ -450,3 +450,29 @@ def test_a_live_process_holding_the_store_costs_the_save_not_the_report(tmp_path
         holder.wait()
     res = lab.poll()  # the failure was not saved: reported again, then the run is clean
     assert res.code == 1 and errors(res) == [] and jobs(res)["a"]["verdict"] == "failed"
+
+
+@pytest.mark.slurm
+def test_the_real_sweep_on_a_full_state_disk_still_reports_a_slurm_job(tmp_path: Path) -> None:
+    """The runbook's outage on the live test SLURM: one held job of ours is reported."""
+    from helpers.slurm import local_cluster, sbatch, slurm
+
+    job = sbatch(tmp_path, "--hold", f"--job-name=i22-{os.getpid()}", wrap="true")
+    try:
+        with tmpfs(tmp_path / "state", "32m") as state:  # the shared cluster has many jobs
+            config = write_config(
+                tmp_path, [local_cluster()], extra={"paths": {"state_dir": str(state)}}
+            )
+            filler = fill(state)
+            res = run_here("poll", "--config", str(config))
+            assert_valid("poll", res.records)
+            mine = [r for r in res.records if r["kind"] == "job" and r["job_id"] == job]
+            assert [r["verdict"] for r in mine] == ["pending"]
+            err = the_error(res, "state_unwritable")
+            assert err["errno"] == "ENOSPC"
+            filler.unlink()
+            res = run_here("poll", "--config", str(config))
+            assert [r for r in res.records if r["kind"] == "error"] == []
+            assert any(r["kind"] == "job" and r["job_id"] == job for r in res.records)
+    finally:
+        slurm("scancel", job, check=False)
