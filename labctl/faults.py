@@ -87,6 +87,8 @@ def advice(exc: OSError) -> str:
         return "the file system is mounted read-only: remount it read-write"
     if exc.errno in (errno.EACCES, errno.EPERM):
         return f"uid {os.geteuid()} may not write there: fix the owner or mode"
+    if exc.errno in (errno.EEXIST, errno.ENOTDIR):
+        return "a file stands where a directory should be: move it, or fix the configured path"
     return "the disk reports errors: check `dmesg` and the file system"
 
 

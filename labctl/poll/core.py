@@ -181,7 +181,6 @@ def run(
     """Poll every cluster; yield job, skipped and error records as clusters finish.
     A broken state store or state dir costs the memory, never the report
     (labctl.poll.state)."""
-    from labctl.faults import is_write_fault
     from labctl.fsops import state_lock
 
     with contextlib.ExitStack() as stack:
@@ -189,8 +188,6 @@ def run(
         try:
             stack.enter_context(state_lock(state_dir, "poll", wait_s=settings.lock_wait_s))
         except OSError as exc:  # not even a lock file: nothing will be saved, none needed
-            if not is_write_fault(exc):
-                raise
             lock_fault = exc
         state = open_state(
             state_dir, now=clock(), timeout_s=settings.lock_wait_s, lock_fault=lock_fault

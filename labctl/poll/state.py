@@ -191,7 +191,7 @@ class PollState:
         self.close()
         self.saving = False
         self.store = _copy(image)
-        copied = self.store.path is None and image is not None and _has_polls(self.store)
+        copied = _has_polls(self.store)  # an empty copy holds no cluster's last poll
         record["compared_with"] = "last_saved_poll" if copied else "nothing"
         how = "compared with the last saved poll" if copied else "as on a first poll"
         record["message"] += f". This poll still reports every job, {how}, and saves nothing."
