@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -42,12 +43,25 @@ KEEP_ASIDE = 3
 SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
+_ASIDE = re.compile(r"\.corrupt-(\d{8}T\d{6}Z)(?:-(\d+))?$")  # side files do not match
+
+
+def _asides(path: Path) -> list[tuple[tuple[str, int], Path]]:
+    """The moved-aside stores beside `path`, oldest first ((UTC stamp, number), path)."""
+    found = []
+    for p in path.parent.glob(f"{path.name}.corrupt-*"):
+        m = _ASIDE.search(p.name)
+        if m:
+            found.append(((m[1], int(m[2] or 1)), p))
+    return sorted(found)
+
+
 def move_aside(path: Path, now: float) -> Path:
     """Rename the store (side files first: a stale -wal must never meet a fresh store) to
-    `<name>.corrupt-<UTC>`; keep only the newest KEEP_ASIDE such copies."""
+    `<name>.corrupt-<UTC>[-N]`; keep only the newest KEEP_ASIDE such copies."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
-    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
-    n = 1
+    n = 1 + max((k[1] for k, _ in _asides(path) if k[0] == stamp), default=0)
+    aside = path.with_name(f"{path.name}.corrupt-{stamp}" + (f"-{n}" if n > 1 else ""))
     while any(os.path.lexists(f"{aside}{s}") for s in ("", *SIDE_FILES)):
         n += 1
         aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
@@ -55,18 +69,11 @@ def move_aside(path: Path, now: float) -> Path:
         with contextlib.suppress(FileNotFoundError):
             os.rename(f"{path}{suffix}", f"{aside}{suffix}")
     os.rename(path, aside)
-    _prune_aside(path)
-    return aside
-
-
-def _prune_aside(path: Path) -> None:
-    copies = sorted(
-        p for p in path.parent.glob(f"{path.name}.corrupt-*") if not p.name.endswith(SIDE_FILES)
-    )
-    for old in copies[:-KEEP_ASIDE]:
+    for _, old in _asides(path)[:-KEEP_ASIDE]:
         for suffix in ("", *SIDE_FILES):
             with contextlib.suppress(OSError):
                 os.unlink(f"{old}{suffix}")
+    return aside
 
 
 class PollState:
