@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -178,3 +179,52 @@ def test_a_write_fault_no_command_expected_is_not_an_internal_error(tmp_path: Pa
         err = not_written(res, target)
         assert err["free_bytes"] == 0 and "prune-disk" in err["message"]
         assert sorted(p.name for p in etc.iterdir()) == ["filler"]
+
+
+# -- supervise: the experiment runs on -----------------------------------------------------
+
+_CHATTY = "import sys\nfor i in range(4000): print(f'step {i} ' + 'x' * 500)\nsys.exit(0)\n"
+
+
+def test_supervise_keeps_the_command_running_when_the_disk_fills(tmp_path: Path) -> None:
+    """The attempt log fills the disk mid-run: the log stops, the child is still read to
+    its end (it never blocks on a full pipe) and succeeds."""
+    from helpers.supervise import supervise
+
+    with tmpfs(tmp_path / "state", "256k") as state:
+        run = supervise(tmp_path, [sys.executable, "-c", _CHATTY])
+        kinds = [r["kind"] for r in run.records]
+        assert kinds[-1] == "succeeded" and run.res.code == 3, run.res.stderr
+        errors = {e["message"].split(" under ")[0]: e for e in run.kinds("error")}
+        err = errors["supervise could not write attempt 1's log"]
+        assert err["reason"] == "state_unwritable" and err["errno"] == "ENOSPC"
+        assert "prune-disk" in err["message"] and err["free_bytes"] == 0
+        (ended,) = run.kinds("attempt_ended")
+        assert ended["exit_code"] == 0 and not ended["killed"]
+        assert ended["bytes"] == sum(len(f"step {i} ") + 501 for i in range(4000))
+        assert kinds.index("error") < kinds.index("attempt_ended")
+        assert Path(ended["log"]).stat().st_size < ended["bytes"]  # what fitted
+        assert os.statvfs(state).f_bavail == 0
+
+
+def test_supervise_on_a_read_only_state_dir_still_runs_and_escalates(tmp_path: Path) -> None:
+    from helpers.supervise import CHILDREN, supervise
+
+    with tmpfs(tmp_path / "state") as state:
+        remount(state, "ro")
+        run = supervise(tmp_path, [sys.executable, str(CHILDREN / "unknown.py")])
+        assert run.res.code == 3, run.res.stderr  # worse than the escalation's 1
+        errors = run.kinds("error")
+        assert {e["reason"] for e in errors} == {"state_unwritable"}
+        assert {e["errno"] for e in errors} == {"EROFS"}
+        said = " ".join(e["message"] for e in errors)
+        assert "the attempt logs" in said and "the escalation files" in said
+        (ended,) = run.kinds("attempt_ended")
+        assert ended["exit_code"] == 3  # the command ran
+        final = run.final
+        assert final["kind"] == "escalated" and final["path"] is None
+        assert final["reason"] == "unknown_failure"
+        (diag,) = run.kinds("diagnosis")  # from the output kept in memory
+        assert "frobnicator" in json.dumps(diag["evidence"])
+        assert_valid("supervise", run.records)
+        assert list(state.iterdir()) == []

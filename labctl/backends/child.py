@@ -53,6 +53,8 @@ class ChildResult:
     leftovers: list[int] = field(default_factory=list)  # group members alive after the exit
     pipe_closed: bool = True  # False: descendants still held the pipe after DRAIN_S
     bytes_out: int = 0
+    log_fault: OSError | None = None  # the log could not be opened or stopped taking writes
+    tail: bytes = b""  # then: the output's last bytes (redacted), kept in memory
 
 
 class Signals:
@@ -156,9 +158,15 @@ class Child:
     """A started child: `pid` (= its process group id), then `wait` to its end."""
 
     def __init__(self, spec: ChildSpec) -> None:
-        """Start it (OSError when it cannot be started)."""
+        """Start it (OSError when it cannot be started). A log file that cannot be opened
+        (a full disk, a read-only state dir) is no reason not to: `log_fault` says why."""
         self.spec = spec
-        self._log = open(spec.log_path, "ab", buffering=0)  # noqa: SIM115 - closed in wait
+        self.log_fault: OSError | None = None
+        self._log: IO[bytes] | None = None
+        try:
+            self._log = open(spec.log_path, "ab", buffering=0)  # noqa: SIM115 - closed in wait
+        except OSError as exc:
+            self.log_fault = exc
         try:
             self.proc = subprocess.Popen(
                 list(spec.argv),
@@ -174,9 +182,14 @@ class Child:
                 preexec_fn=_die_with(os.getpid()),  # noqa: PLW1509
             )
         except BaseException:
-            self._log.close()
+            self._close_log()
             raise
         self.pid = self.proc.pid
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            with contextlib.suppress(OSError):
+                self._log.close()
 
     def wait(self, signals: Signals) -> ChildResult:
         """Stream, watch and clean up (see the module doc) until the child has ended."""
@@ -194,8 +207,9 @@ class Child:
                 watch.signal(signal.SIGKILL)
                 proc.wait()
             sink.close()
-            self._log.close()
+            self._close_log()
         res = watch.result
+        res.log_fault, res.tail = self.log_fault or sink.fault, sink.tail
         res.duration_s = time.monotonic() - watch.started
         if not res.stalled:
             res.silence_s = time.monotonic() - watch.last

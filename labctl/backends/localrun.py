@@ -78,8 +78,11 @@ def pip_install(
     res = Child(spec).wait(signals)
     if res.exit_code == 0:
         return None
-    with open(log, "rb") as fh:
-        tail = fh.read()[-600:].decode("utf-8", "replace").strip().splitlines()[-3:]
+    try:
+        with open(log, "rb") as fh:
+            tail = fh.read()[-600:].decode("utf-8", "replace").strip().splitlines()[-3:]
+    except OSError:  # the log was not written (a full disk)
+        tail = []
     return f"{python} -m pip install {package} failed ({log}): {' | '.join(tail)}"
 
 

@@ -5,7 +5,9 @@ bars flow) are redacted and written, all the complete lines of a chunk in one re
 (the per-line cost stays low); the unfinished rest waits for the next chunk, so a token
 split across two reads is still seen whole. A partial line longer than PARTIAL_CAP is
 written up to its last blank. A private-key block cut by a chunk boundary stays masked
-until its END line.
+until its END line. A log that refuses a write (a full disk) is written no more: the
+output is still read and still goes to the tee, `fault` says what stopped the log, and
+`tail` keeps the last TAIL_KEEP bytes since (redacted) for the diagnosis.
 """
 
 from __future__ import annotations
@@ -15,14 +17,19 @@ from collections.abc import Callable
 from typing import IO
 
 PARTIAL_CAP = 1 << 18
+TAIL_KEEP = 1 << 20
 
 
 class Sink:
-    def __init__(self, log: IO[bytes], tee: IO[bytes] | None, redact: Callable[[str], str]):
+    def __init__(
+        self, log: IO[bytes] | None, tee: IO[bytes] | None, redact: Callable[[str], str]
+    ) -> None:
         self.log, self.tee, self.redact = log, tee, redact
         self.pending = b""
         self.in_key = False  # inside a private-key block whose END has not come yet
         self.bytes_in = 0
+        self.fault: OSError | None = None  # why the log stopped (None: it has everything)
+        self.tail = b""  # since the log stopped: its last TAIL_KEEP bytes
 
     def feed(self, chunk: bytes) -> None:
         self.bytes_in += len(chunk)
@@ -45,7 +52,13 @@ class Sink:
     def _write(self, block: bytes) -> None:
         text = self._redact(block.decode("utf-8", "surrogateescape"))
         data = text.encode("utf-8", "surrogateescape")
-        write_all(self.log, data)
+        if self.log is not None:
+            try:
+                write_all(self.log, data)
+            except OSError as exc:  # a full disk: the child must not block on its pipe
+                self.fault, self.log = exc, None
+        if self.log is None:
+            self.tail = (self.tail + data)[-TAIL_KEEP:]
         if self.tee is not None:
             try:
                 self.tee.write(data)

@@ -79,7 +79,7 @@ def build_options(lc: Context, command: list[str], flags: dict[str, Any]) -> Any
     from labctl.backends.localrun import find_program
     from labctl.diagnose.load import configured_catalog
     from labctl.supervise.args import command_name
-    from labctl.supervise.loop import Options
+    from labctl.supervise.options import Options
 
     cfg = lc.config
     retries = (
@@ -129,7 +129,8 @@ def build_options(lc: Context, command: list[str], flags: dict[str, Any]) -> Any
 
 def _run(lc: Context, opts: Any) -> int:
     from labctl.backends.child import Signals
-    from labctl.supervise.loop import Services, supervise
+    from labctl.supervise.loop import supervise
+    from labctl.supervise.options import Services
 
     tee = None
     if not lc.quiet and getattr(lc.stderr, "isatty", lambda: False)():
@@ -183,8 +184,12 @@ def cli(
     .json file under <state dir>/escalations (copied to --escalate-to) and the [supervise]
     notify command. SIGTERM/SIGINT are forwarded to the command's process group.
 
+    A full or read-only state dir never stops the command: what could not be written (an
+    attempt log, the registration, the escalation files) is named in a `state_unwritable`
+    record, and the events still reach stdout.
+
     Exit codes: 0 the command succeeded; 1 escalated; 2 usage error, nothing started;
-    3 labctl could not run the command or read its log; 130 interrupted.
+    3 labctl could not run the command, read its log or write its state; 130 interrupted.
     """
     flags = {
         "max_retries": max_retries,

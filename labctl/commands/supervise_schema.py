@@ -113,8 +113,12 @@ SCHEMAS: dict[str, Any] = {
             "message": {"type": "string"},
             "catalog_id": STR_OR_NULL,
             "fingerprint": STR_OR_NULL,
-            "path": {"type": "string", "description": "the .md escalation file"},
-            "json_path": {"type": "string"},
+            "path": {
+                "type": ["string", "null"],
+                "description": "the .md escalation file (null: the disk refused it; a "
+                "state_unwritable record says why)",
+            },
+            "json_path": {"type": ["string", "null"]},
             "copies": {"type": "array", "items": {"type": "string"}},
             "next_steps": {"type": "array", "items": {"type": "string"}},
             "notify": {"type": ["object", "null"]},

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import shlex
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,3 +200,35 @@ def write_files(
             out += [create_exclusive(Path(base + ".md"), md, mode=0o600), Path(base + ".json")]
             break
     return out
+
+
+def deliver(
+    doc: Mapping[str, Any],
+    folders: Sequence[Path],
+    when: float,
+    redactor: Redactor,
+    notify_command: str | None,
+    on_fault: Callable[[OSError], None],
+) -> dict[str, Any]:
+    """Write the files and run the notify command: the `escalated` event's path, json_path,
+    copies and notify. Files the disk refuses (`on_fault` hears why) leave the paths null
+    and the notify command unrun: the event itself still says everything."""
+    from labctl.backends.localrun import notify
+
+    try:
+        paths = write_files(doc, folders, when, redactor)
+    except OSError as exc:
+        on_fault(exc)
+        paths = []
+    if len(paths) < 2:
+        sent = None
+        if notify_command:  # it is given the file, which is not there
+            sent = {"ok": False, "exit_code": None, "timed_out": False, "error": "not written"}
+        return {"path": None, "json_path": None, "copies": [], "notify": sent}
+    sent = notify(notify_command, paths[0], paths[1]) if notify_command else None
+    return {
+        "path": str(paths[0]),
+        "json_path": str(paths[1]),
+        "copies": [str(p) for p in paths[2:]],
+        "notify": sent,
+    }

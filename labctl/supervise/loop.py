@@ -13,53 +13,25 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from labctl.backends.child import Child, ChildResult, ChildSpec, Signals
+from labctl.backends.child import Child, ChildResult, ChildSpec
 from labctl.backends.localrun import pip_install
-from labctl.diagnose import Catalog, JobState, diagnose_path
+from labctl.diagnose import JobState, diagnose_path, diagnose_text
 from labctl.errors import BackendError
 from labctl.records import rfc3339
-from labctl.redact import Redactor
 from labctl.supervise import escalation
 from labctl.supervise.escalation import AttemptLog
 from labctl.supervise.fixes import Fix, FixContext, Setup
+from labctl.supervise.options import Options, Services
 from labctl.supervise.policy import Escalate, History, decide
 from labctl.supervise.registration import Registration, prune
+from labctl.supervise.unwritten import Unwritten
 
 Record = dict[str, Any]
 MARKER_ENV = ("LABCTL_SUPERVISE_RUN", "LABCTL_SUPERVISE_ATTEMPT")
-
-
-@dataclass(frozen=True)
-class Options:
-    argv: tuple[str, ...]
-    name: str
-    cwd: str | None
-    max_retries: int
-    stall_after: float
-    kill_grace: float
-    allow_install: bool
-    families: Mapping[str, frozenset[str]]
-    state_dir: Path
-    catalog: Catalog
-    escalate_to: Path | None = None
-    notify: str | None = None
-    keep_s: float = 14 * 86400.0
-
-
-@dataclass
-class Services:
-    environ: Mapping[str, str]
-    clock: Callable[[], float]
-    redactor: Redactor
-    signals: Signals
-    tee: IO[bytes] | None = None
-    note: Callable[[str], None] = lambda message: None
-    pid: int = field(default_factory=os.getpid)
 
 
 class Run:
@@ -72,7 +44,11 @@ class Run:
         self.run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(started)) + f"-{svc.pid}"
         self.started = rfc3339(started)
         self.logs = opts.state_dir / "supervise" / "logs" / self.run_id
-        self.logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.unwritten = Unwritten(opts.state_dir)
+        try:
+            self.logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:  # a full or read-only state dir: the command still runs
+            self.unwritten.note("the attempt logs", exc)
         self.setup = Setup(opts.argv)
         self.attempts: list[AttemptLog] = []
         self.seen: set[tuple[Any, ...]] = set()
@@ -95,6 +71,7 @@ class Run:
                 "started": self.started,
             },
             svc.redactor,
+            on_fault=lambda exc: self.unwritten.note("the run's registration (poll's view)", exc),
         )
         self.reg.update(state="starting", attempt=0, updated=self.started)
 
@@ -106,6 +83,13 @@ class Run:
 
     # -- the loop ---------------------------------------------------------------------------
     def go(self) -> Iterator[Record]:
+        """The events, each after what could not be written on the way to it."""
+        for rec in self._go():
+            yield from self.unwritten.records()
+            yield rec
+        yield from self.unwritten.records()
+
+    def _go(self) -> Iterator[Record]:
         try:
             while True:
                 if self.svc.signals.signum:  # caught between attempts
@@ -146,6 +130,8 @@ class Run:
         try:
             child = Child(spec)
             self.running = child.pid
+            if child.log_fault is not None and self.logs.is_dir():  # else: said at the start
+                self.unwritten.note(f"attempt {n}'s log", child.log_fault)
         except OSError as exc:
             raise BackendError(
                 f"cannot run {setup.argv[0]}: {exc.strerror}", reason="cannot_run"
@@ -167,6 +153,8 @@ class Run:
         )  # fmt: skip
         res = child.wait(svc.signals)
         self.running = None
+        if res.log_fault is not None and self.logs.is_dir():
+            self.unwritten.note(f"attempt {n}'s log", res.log_fault)
         entry.exit_code, entry.signal, entry.duration_s = res.exit_code, res.signal, res.duration_s
         entry.stalled, entry.leftovers = res.stalled, res.leftovers
         last = {"exit_code": res.exit_code, "signal": res.signal, "stalled": res.stalled}
@@ -189,10 +177,14 @@ class Run:
             js = JobState("RUNNING", log_age=res.silence_s, hung_after=self.opts.stall_after)
         else:
             js = JobState("FAILED", exit_code=res.exit_code, signal=res.signal)
-        d = diagnose_path(
-            entry.log, sched=js, catalog=self.opts.catalog, redactor=self.svc.redactor,
-            now=self.svc.clock(),
-        )  # fmt: skip
+        how: dict[str, Any] = {
+            "sched": js, "catalog": self.opts.catalog, "redactor": self.svc.redactor,
+        }  # fmt: skip
+        if res.log_fault is None:
+            d = diagnose_path(entry.log, now=self.svc.clock(), **how)
+        else:  # the log stopped (a full disk): the output's tail, kept in memory
+            text = res.tail.decode("utf-8", "replace")
+            d = diagnose_text(text, source=entry.log, **how)
         d.update(run_id=self.run_id, attempt=entry.attempt)
         ev = d.get("evidence") or [{}]
         entry.diagnosis = {
@@ -267,8 +259,6 @@ class Run:
         )  # fmt: skip
 
     def _escalate(self, reason: str, message: str, d: Record) -> Record:
-        from labctl.backends.localrun import notify
-
         doc = escalation.document(
             self.reg.data, reason=reason, message=message, diagnosis=d,
             final=(self.setup.argv, self.setup.env_changes()), attempts=self.attempts,
@@ -277,13 +267,15 @@ class Run:
         folders = [self.opts.state_dir / "escalations"]
         if self.opts.escalate_to is not None:
             folders.append(self.opts.escalate_to)
-        paths = escalation.write_files(doc, folders, self.svc.clock(), self.svc.redactor)
-        self.reg.update(escalation=str(paths[0]))
-        sent = notify(self.opts.notify, paths[0], paths[1]) if self.opts.notify else None
+        written = escalation.deliver(
+            doc, folders, self.svc.clock(), self.svc.redactor, self.opts.notify,
+            lambda exc: self.unwritten.note("the escalation files", exc),
+        )  # fmt: skip
+        if written["path"] is not None:
+            self.reg.update(escalation=written["path"])
         return self._end(
             "escalated", reason=reason, message=message, catalog_id=d.get("catalog_id"),
-            fingerprint=d.get("fingerprint"), path=str(paths[0]), json_path=str(paths[1]),
-            copies=[str(p) for p in paths[2:]], next_steps=doc["next_steps"], notify=sent,
+            fingerprint=d.get("fingerprint"), next_steps=doc["next_steps"], **written,
         )  # fmt: skip
 
 

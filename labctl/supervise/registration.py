@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +26,34 @@ from labctl.redact import Redactor
 
 
 class Registration:
-    """The registration file of the run in progress."""
+    """The registration file of the run in progress. A state dir that takes no write does
+    not stop the run: `on_fault(exc)` hears of it and the file stays as it last was."""
 
-    def __init__(self, state_dir: Path, data: dict[str, Any], redactor: Redactor) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        data: dict[str, Any],
+        redactor: Redactor,
+        on_fault: Callable[[OSError], None] | None = None,
+    ) -> None:
         self.path = runs_dir(state_dir) / f"{data['run_id']}.json"
         self.data = {"schema": SCHEMA, **data}
         self.redactor = redactor
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.on_fault = on_fault
+        self._guarded(lambda: self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700))
 
     def update(self, **fields: Any) -> None:
         self.data.update(fields)
         text = json.dumps(self.redactor.value(self.data), ensure_ascii=False, indent=1)
-        atomic_write_text(self.path, text + "\n", mode=0o600)
+        self._guarded(lambda: atomic_write_text(self.path, text + "\n", mode=0o600))
+
+    def _guarded(self, write: Callable[[], object]) -> None:
+        try:
+            write()
+        except OSError as exc:
+            if self.on_fault is None:
+                raise
+            self.on_fault(exc)
 
 
 def prune(state_dir: Path, *, now: float, keep_s: float) -> list[str]:
@@ -53,6 +70,9 @@ def prune(state_dir: Path, *, now: float, keep_s: float) -> list[str]:
         if "/" in run_id or run_id.startswith("."):
             continue
         shutil.rmtree(state_dir / "supervise" / "logs" / run_id, ignore_errors=True)
-        (runs_dir(state_dir) / f"{run_id}.json").unlink(missing_ok=True)
+        try:
+            (runs_dir(state_dir) / f"{run_id}.json").unlink(missing_ok=True)
+        except OSError:  # a read-only state dir: pruned another time
+            continue
         gone.append(run_id)
     return gone
