@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -228,3 +229,30 @@ def test_supervise_on_a_read_only_state_dir_still_runs_and_escalates(tmp_path: P
         assert "frobnicator" in json.dumps(diag["evidence"])
         assert_valid("supervise", run.records)
         assert list(state.iterdir()) == []
+
+
+# -- the sweep: the runbook's own outage ----------------------------------------------------
+
+
+def test_the_sweep_on_a_full_disk_still_prints_its_tables(tmp_path: Path) -> None:
+    """HOME (config, state, log) and TMPDIR on one full disk, cron's bare environment: the
+    tables still print, saying what could not be saved, and the sweep exits 3."""
+    from helpers.cli import ROOT
+    from helpers.config import write_config
+
+    rows = write_rows(tmp_path / "rows.json", [row("a", "ACTIVE", name="rl-grpo-x")])
+    with tmpfs(tmp_path / "home", "1m") as home:
+        (home / ".config" / "labctl").mkdir(parents=True)
+        config = write_config(home / ".config" / "labctl", [table_cluster("tpu", rows)])
+        config.chmod(0o600)
+        env = {"HOME": str(home), "LOGNAME": "root", "SHELL": "/bin/sh", "PATH": "/usr/bin:/bin"}
+        env |= {"TMPDIR": str(home), "SWEEP_MERGE": "0"}
+        sweep = [str(ROOT / "scripts" / "sweep")]
+        assert subprocess.run(sweep, env=env, capture_output=True, check=False).returncode == 0
+        fill(home)
+        proc = subprocess.run(sweep, env=env, capture_output=True, text=True, check=False)
+        assert proc.returncode == 3 and proc.stderr == "", proc.stderr
+        tables = proc.stdout
+        assert "errors (2)" in tables and "rl-grpo-x" in tables
+        assert "state_unwritable" in tables and "not_written" in tables
+        assert "labctl prune-disk" in tables

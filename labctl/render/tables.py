@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 # kind -> "module:function" taking (records, console, ctx)
 VIEWS: dict[str, str] = {
+    "error": "labctl.render.errors:render",
     "file": "labctl.render.files:render",
     "job": "labctl.render.jobs:render",
     "diagnosis": "labctl.render.diagnoses:render_diagnoses",
