@@ -33,21 +33,14 @@ def is_write_fault(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in WRITE_FAULTS
 
 
-def _existing(path: Path) -> Path:
-    """`path`, or its nearest parent that exists (where a new file would land)."""
-    for candidate in (path, *path.parents):
-        if candidate.exists():
-            return candidate
-    return Path("/")
-
-
 def free_bytes(path: Path) -> int | None:
-    """Bytes this user may still write on the file system holding `path` (None: unknown)."""
+    """Bytes this user may still write where `path` is or would be (None: unknown)."""
+    from labctl import volumes
+
     try:
-        st = os.statvfs(_existing(path))
+        return volumes.free_bytes(volumes.existing_ancestor(str(path)))
     except OSError:
         return None
-    return int(st.f_bavail * st.f_frsize)
 
 
 def probe(directory: Path) -> OSError | None:

@@ -118,12 +118,12 @@ def state_lock(state_dir: Path, name: str = "labctl", *, wait_s: float = 10.0) -
     Waits up to `wait_s` seconds for a concurrent run (cron overlap) to finish, then
     raises `LockedError` (exit 3, reason `locked`) naming the holder's pid. The lock dies
     with the process, so a crashed run never leaves a stale lock behind: a lock file that
-    names a dead pid is simply taken. A read-only state dir still serialises runs (the
-    existing lock file is locked through a read-only descriptor), and a full disk that
-    refuses the holder's pid does not refuse the lock. Raises OSError only when the lock
-    file can be neither created nor opened (labctl.faults says which fault).
+    names a dead pid is simply taken. A read-only or full state dir still serialises runs
+    (`_open_lock`), and a full disk that refuses the holder's pid does not refuse the lock.
+    Raises OSError only when not even a directory can be opened to lock.
     """
-    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with contextlib.suppress(OSError):  # a full or read-only disk: _open_lock copes
+        state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     lock_path = state_dir / f"{name}.lock"
     fd = _open_lock(lock_path)
     deadline = time.monotonic() + wait_s
@@ -150,13 +150,24 @@ def state_lock(state_dir: Path, name: str = "labctl", *, wait_s: float = 10.0) -
         os.close(fd)
 
 
+_NO_NEW_FILE = (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.ENOENT)
+
+
 def _open_lock(lock_path: Path) -> int:
+    """The lock file, opened; flock needs no write access, so an existing one is locked
+    read-only on a read-only disk, and where none can be made (a full disk, a state dir
+    that cannot be created) the nearest existing directory is locked instead: a command
+    that frees space (prune-disk) must never need space to take its lock."""
+    from labctl.volumes import existing_ancestor
+
     try:
         return os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM) or not lock_path.is_file():
+        if exc.errno not in _NO_NEW_FILE:
             raise
-        return os.open(lock_path, os.O_RDONLY)  # flock needs no write access
+    if lock_path.is_file():
+        return os.open(lock_path, os.O_RDONLY)
+    return os.open(existing_ancestor(str(lock_path.parent)), os.O_RDONLY | os.O_DIRECTORY)
 
 
 def pid_alive(pid: int) -> bool:

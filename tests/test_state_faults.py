@@ -26,7 +26,8 @@ import pytest
 from cronuser import cron_user  # noqa: F401  (a throwaway user, for "permission denied")
 from helpers.cli import LABCTL, ROOT, Result, run_here
 from helpers.config import write_config
-from helpers.faults import fill, remount, row, table_cluster, tmpfs, write_rows
+from helpers.disk import tmpfs
+from helpers.faults import fill, remount, row, table_cluster, write_rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schema_check import assert_valid
@@ -101,7 +102,7 @@ def clean(lab: Lab, res: Result | None = None) -> Result:
 
 
 def test_a_full_disk_costs_the_memory_never_the_report(tmp_path: Path) -> None:
-    with tmpfs(tmp_path / "state") as state:
+    with tmpfs(tmp_path / "state", "256k") as state:
         lab = Lab(tmp_path, state)
         assert clean(lab, lab.poll()).records
         saved = dump(lab.store)
@@ -151,7 +152,7 @@ def test_a_disk_that_fills_mid_poll_rolls_the_transaction_back(tmp_path: Path) -
 
 
 def test_a_full_disk_before_any_poll_reports_every_job_as_new(tmp_path: Path) -> None:
-    with tmpfs(tmp_path / "state") as state:
+    with tmpfs(tmp_path / "state", "256k") as state:
         lab = Lab(tmp_path, state)
         filler = fill(state)
         res = lab.poll()
@@ -164,7 +165,7 @@ def test_a_full_disk_before_any_poll_reports_every_job_as_new(tmp_path: Path) ->
 
 @pytest.mark.parametrize("saved_before", [True, False])
 def test_a_read_only_state_dir(tmp_path: Path, saved_before: bool) -> None:
-    with tmpfs(tmp_path / "state") as state:
+    with tmpfs(tmp_path / "state", "256k") as state:
         lab = Lab(tmp_path, state)
         if saved_before:
             clean(lab)

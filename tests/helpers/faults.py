@@ -1,42 +1,20 @@
-"""Real file-system faults for tests: a small tmpfs filled to its last byte, remounted
-read-only, and a job table that fills the disk while a poll runs. Needs root (mount)."""
+"""Real file-system faults for tests: a tmpfs (helpers.disk.tmpfs) filled to its last
+byte or remounted read-only; a job table for `command` clusters. Needs root (mount)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 STATES = {"ACTIVE": "running", "QUEUED": "pending", "SUCCEEDED": "completed", "FAILED": "failed"}
 
 
-def _run(*argv: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(argv, capture_output=True, check=False, timeout=60)
-
-
-@contextmanager
-def tmpfs(path: Path, size: str = "256k") -> Iterator[Path]:
-    """A fresh tmpfs of `size` at `path`, unmounted at the end."""
-    path.mkdir(parents=True, exist_ok=True)
-    proc = _run("mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(path))
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode().strip()}")
-    try:
-        yield path
-    finally:
-        _run("umount", "-l", str(path))
-
-
 def remount(path: Path, mode: str) -> None:
     """`mode` "ro" or "rw": the tmpfs at `path` turns read-only or writable again."""
-    proc = _run("mount", "-o", f"remount,{mode}", str(path))
-    assert proc.returncode == 0, proc.stderr
+    subprocess.run(["mount", "-o", f"remount,{mode}", str(path)], capture_output=True, check=True)
 
 
 def fill(directory: Path, name: str = "filler") -> Path:
