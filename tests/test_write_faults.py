@@ -167,9 +167,33 @@ def test_guard_reads_a_broken_store_as_an_error_and_polls_past_it(
     res = run_here("guard", "admit", "-c", "tpu", "-n", "rl-grpo-2")
     assert res.code == 3 and res.records[-1]["reason"] == "state_unreadable"
     assert "the next `labctl poll` moves it aside" in res.records[-1]["message"]
+    assert run_here("rl-health", "tpu:t-1").records[-1]["reason"] == "state_unreadable"
     res = run_here("guard", "admit", "-c", "tpu", "-n", "rl-grpo-2", "--poll")
     assert "moved it" in res.stderr  # the store was reset; the jobs it polled are right
     assert res.code == 1 and res.records[-1]["admitted"] is False  # 1 RL job already runs
+
+
+def test_readers_of_the_store_read_it_on_a_read_only_disk(tmp_path: Path, monkeypatch) -> None:
+    """SQLite cannot open a WAL store where it cannot make the -shm file: readers read a
+    copy in memory instead."""
+    rows = write_rows(tmp_path / "rows.json", [row("t-1", "ACTIVE", name="rl-grpo-1")])
+    with tmpfs(tmp_path / "state", "256k") as state:
+        config = tmp_path / "config.toml"
+        config.write_text(
+            tomli_w.dumps(
+                {
+                    "paths": {"state_dir": str(state)},
+                    "guard": {"rules": [{"kind": "max_running", "bucket": "RL", "limit": 1}]},
+                    "clusters": [table_cluster("tpu", rows)],
+                }
+            )
+        )
+        os.chmod(config, 0o600)
+        monkeypatch.setenv("LABCTL_CONFIG", str(config))
+        assert run_here("poll").code == 0
+        remount(state, "ro")
+        res = run_here("guard", "admit", "-c", "tpu", "-n", "rl-grpo-2")
+        assert res.code == 1 and res.records[-1]["admitted"] is False, res.records
 
 
 def test_a_write_fault_no_command_expected_is_not_an_internal_error(tmp_path: Path) -> None:

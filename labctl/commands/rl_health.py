@@ -57,14 +57,16 @@ def _project(cfg: Any, name: str | None) -> str | None:
 def lookup(lc: Context, cluster: str | None, job_id: str) -> list[dict[str, Any]]:
     """The last poll's records of a job (its id as shown or raw), newest first, through the
     poll store's reading API; [] before the first poll."""
+    import sqlite3
+
     from labctl.cluster.config import configured_clusters
-    from labctl.poll.store import Store, store_path
+    from labctl.poll.store import StoreError, open_to_read, store_path, unreadable
 
     path = store_path(lc.state_dir)
     if not path.is_file():
         return []
     names = [cluster] if cluster else [c.name for c in configured_clusters(lc.config)]
-    store = Store(path)
+    store = open_to_read(path)
     try:
         found = [
             job
@@ -72,6 +74,8 @@ def lookup(lc: Context, cluster: str | None, job_id: str) -> list[dict[str, Any]
             for job in store.jobs(name).values()
             if job_id in (job.job_id, job.key[0])
         ]
+    except (sqlite3.Error, StoreError) as exc:  # damaged rows: poll moves it aside
+        raise unreadable(path, exc) from None
     finally:
         store.close()
     return [job.record for job in sorted(found, key=lambda j: j.last_seen, reverse=True)]

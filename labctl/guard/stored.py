@@ -22,47 +22,16 @@ class StoredJobs:
     exists: bool = True
 
 
-def _open(path: Path) -> Any:
-    """The store; a copy of its file in memory when the state dir takes no write (a full
-    disk, a read-only mount). A store that cannot be read: `state_unreadable` (exit 3)."""
-    import sqlite3
-
-    from labctl.poll.store import Store, StoreError
-
-    try:
-        return Store(path)
-    except (sqlite3.Error, StoreError, OSError) as exc:
-        first = exc
-    try:
-        store = Store.in_memory(path.read_bytes())
-        store.check()
-        return store
-    except (sqlite3.Error, StoreError, OSError):
-        pass
-    raise unreadable(path, first)
-
-
-def unreadable(path: Path, exc: BaseException) -> Exception:
-    from labctl.errors import BackendError
-
-    return BackendError(
-        f"poll's state store {path} cannot be read ({exc}): the next `labctl poll` moves "
-        "it aside and starts afresh; meanwhile pipe poll's records in instead",
-        reason="state_unreadable",
-        path=str(path),
-    )
-
-
 def stored_jobs(state_dir: Path, clusters: Sequence[str]) -> StoredJobs:
     """What the store holds for `clusters` (exists=False: poll never ran here)."""
     import sqlite3
 
-    from labctl.poll.store import StoreError, store_path
+    from labctl.poll.store import StoreError, open_to_read, store_path, unreadable
 
     path = store_path(state_dir)
     if not path.is_file():
         return StoredJobs(polled_at=dict.fromkeys(clusters), exists=False)
-    store = _open(path)
+    store = open_to_read(path)
     try:
         out = StoredJobs()
         for cluster in clusters:

@@ -2,8 +2,8 @@
 
 Reading it (other commands do: what is still running, what ended how) — a stable API:
 
-    from labctl.poll.store import Store, StoredJob, store_path
-    store = Store(store_path(lc.state_dir))      # <state dir>/poll.sqlite
+    from labctl.poll.store import StoredJob, open_to_read, store_path
+    store = open_to_read(store_path(lc.state_dir))   # <state dir>/poll.sqlite
     try:
         jobs = store.jobs("c1")                   # {(job_id_raw, task, submit): StoredJob}
     finally:
@@ -66,7 +66,9 @@ __all__ = [
     "StoreError",
     "StoreUnusable",
     "StoredJob",
+    "open_to_read",
     "store_path",
+    "unreadable",
 ]
 
 SCHEMA_VERSION = 1
@@ -76,6 +78,34 @@ STORE_FILE = "poll.sqlite"
 def store_path(state_dir: Path) -> Path:
     """Where the poll state store lives in a state directory."""
     return state_dir / STORE_FILE
+
+
+def open_to_read(path: Path) -> Store:
+    """The store for a reader (guard, migrate-experiment, rl-health): the file, or a copy
+    of it in memory when its directory takes no write (SQLite's WAL needs its -shm file).
+    A store that cannot be read at all raises `unreadable(path, exc)`."""
+    try:
+        return Store(path)
+    except (sqlite3.Error, StoreError, OSError) as exc:
+        first: BaseException = exc
+    try:
+        store = Store.in_memory(path.read_bytes())
+        store.check()
+        return store
+    except (sqlite3.Error, StoreError, OSError):
+        raise unreadable(path, first) from None
+
+
+def unreadable(path: Path, exc: BaseException) -> Exception:
+    """`state_unreadable` (exit 3): what a reader of the store says when it cannot."""
+    from labctl.errors import BackendError
+
+    return BackendError(
+        f"poll's state store {path} cannot be read ({exc}): the next `labctl poll` moves "
+        "it aside and starts afresh; meanwhile pipe poll's records in instead",
+        reason="state_unreadable",
+        path=str(path),
+    )
 
 
 class Store:
