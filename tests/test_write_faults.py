@@ -145,13 +145,10 @@ def test_cron_mark_run_on_a_full_disk_says_the_state_is_unwritable(tmp_path: Pat
         assert "sweep-last-run.json" in err["message"] and err["path"] == str(state)
 
 
-def test_guard_reads_a_broken_store_as_an_error_and_polls_past_it(
-    tmp_path: Path, monkeypatch
-) -> None:
+def guard_lab(tmp_path: Path, state: Path, monkeypatch: Any) -> None:
+    """One running RL job on a job table, a guard rule of at most one, `state` as the
+    state dir; the config is LABCTL_CONFIG."""
     rows = write_rows(tmp_path / "rows.json", [row("t-1", "ACTIVE", name="rl-grpo-1")])
-    state = tmp_path / "state"
-    state.mkdir()
-    (state / "poll.sqlite").write_bytes(b"garbage" * 300)
     config = tmp_path / "config.toml"
     config.write_text(
         tomli_w.dumps(
@@ -164,6 +161,15 @@ def test_guard_reads_a_broken_store_as_an_error_and_polls_past_it(
     )
     os.chmod(config, 0o600)
     monkeypatch.setenv("LABCTL_CONFIG", str(config))
+
+
+def test_guard_reads_a_broken_store_as_an_error_and_polls_past_it(
+    tmp_path: Path, monkeypatch
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "poll.sqlite").write_bytes(b"garbage" * 300)
+    guard_lab(tmp_path, state, monkeypatch)
     res = run_here("guard", "admit", "-c", "tpu", "-n", "rl-grpo-2")
     assert res.code == 3 and res.records[-1]["reason"] == "state_unreadable"
     assert "the next `labctl poll` moves it aside" in res.records[-1]["message"]
@@ -176,20 +182,8 @@ def test_guard_reads_a_broken_store_as_an_error_and_polls_past_it(
 def test_readers_of_the_store_read_it_on_a_read_only_disk(tmp_path: Path, monkeypatch) -> None:
     """SQLite cannot open a WAL store where it cannot make the -shm file: readers read a
     copy in memory instead."""
-    rows = write_rows(tmp_path / "rows.json", [row("t-1", "ACTIVE", name="rl-grpo-1")])
     with tmpfs(tmp_path / "state", "256k") as state:
-        config = tmp_path / "config.toml"
-        config.write_text(
-            tomli_w.dumps(
-                {
-                    "paths": {"state_dir": str(state)},
-                    "guard": {"rules": [{"kind": "max_running", "bucket": "RL", "limit": 1}]},
-                    "clusters": [table_cluster("tpu", rows)],
-                }
-            )
-        )
-        os.chmod(config, 0o600)
-        monkeypatch.setenv("LABCTL_CONFIG", str(config))
+        guard_lab(tmp_path, state, monkeypatch)
         assert run_here("poll").code == 0
         remount(state, "ro")
         res = run_here("guard", "admit", "-c", "tpu", "-n", "rl-grpo-2")
