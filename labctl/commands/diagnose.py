@@ -7,6 +7,10 @@ gets a `diagnosis` field, read from the job's stderr/stdout on its cluster throu
 same transport poll uses; all other records pass through untouched. Logs are read from
 the end (a window, widened only when inconclusive; `--full` scans everything), streamed,
 in bounded memory. `--group` adds one `diagnosis_group` record per failure fingerprint.
+Every diagnosis says `why` its root cause won (or why the log is healthy/unknown), and each
+other candidate in `also_matched` why it lost or was demoted: survived (progress after it),
+logged at WARNING/INFO level, later success, a later independent failure, explained by
+another entry, wrapper. `--explain ID` shows one catalog entry.
 """
 
 from __future__ import annotations

@@ -32,8 +32,21 @@ DIAGNOSIS_FIELDS: dict[str, Any] = {
     "fingerprint": {"type": ["string", "null"], "pattern": "^[0-9a-f]{16}$"},
     "confidence": {"type": "number", "minimum": 0, "maximum": 1},
     "decided_by": {"enum": ["scheduler", "hung", "log", "exit_code", "none"]},
+    "why": {
+        "type": "string",
+        "description": "why the root cause won (or why the log counts as healthy/unknown)",
+    },
     "evidence": {"type": "array", "items": _EVIDENCE},
-    "also_matched": {"type": "array", "items": {"type": "object"}},
+    "also_matched": {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"catalog_id": {"type": "string"}, "why": {"type": "string"}},
+            "required": ["catalog_id", "why"],
+        },
+        "description": "every other candidate and why it lost or was demoted (survived, "
+        "logged at WARNING/INFO level, later success, explained by, wrapper, outranked)",
+    },
     "events": {"type": "array", "items": {"type": "object"}},
     "requeued": {"type": "boolean"},
     "last_traceback": {"type": ["object", "null"]},

@@ -12,7 +12,7 @@ Public API (the CLI command wires inputs and transport on top of it):
     explain(id, catalog=None) -> dict                  # --explain ID (UsageError if unknown)
     load_catalog(user_files=(), *, shipped=True) -> Catalog   # ConfigError on a bad file
     self_check(catalog=None) -> list[str]              # examples/near-misses that fail
-    JobState(state, exit_code, signal, reason, log_age, hung_after)  # or a plain mapping
+    JobState(state, exit_code, signal, reason, log_age, hung_after, verdict)  # or a mapping
 
 The diagnosis dict (`kind: "diagnosis"`):
     source          the path / name given (None for anonymous streams)
@@ -25,17 +25,22 @@ The diagnosis dict (`kind: "diagnosis"`):
     fingerprint     16 hex digits, stable across runs (see fingerprint.py); None when healthy
     confidence      0..1
     decided_by      scheduler | hung | log | exit_code | none
+    why             why the root cause won, or why the log counts as healthy / unknown
     evidence        [{origin: log|traceback|scheduler|tail, line, line_from_end, text,
                       before: [..], after: [..]}]: the root line first, then up to two more
                     hits of the same entry; texts redacted and capped at 400 characters
-    also_matched    [{catalog_id, category, role, line, line_from_end, count, text, why}]
+    also_matched    [{catalog_id, category, role, line, line_from_end, count, text, why}]:
+                    every other candidate and why it lost or was demoted (survived: progress
+                    after it; logged at WARNING/INFO level; later success; a later independent
+                    failure; explained by X; wrapper; outranked)
     events          [{catalog_id, line, line_from_end, text}] (requeues: not failures)
     requeued        True when a requeue event was seen
     last_traceback  {line_from_end, exception, excerpt} or None
     bytes_read      bytes of log scanned
     window          {mode: tail|full|stream, complete, size, bytes_read, regions,
                      lines_scanned}
-    scheduler       the JobState used, or None
+    scheduler       the JobState used (with poll's `verdict`), or None; a failed verdict
+                    or state is never overruled by a quiet log (`unknown`, failed: true)
 
 Line numbers: `line` is the absolute 1-based line number (lines split on \\n, \\r and \\r\\n)
 when the scan covered the log from its first byte, else None; `line_from_end` (1 = last

@@ -14,7 +14,7 @@ from typing import Any
 
 from labctl.diagnose import regex
 
-ROLES = ("fatal", "weak", "wrapper", "event", "meta")
+ROLES = ("fatal", "weak", "wrapper", "event", "meta", "success", "exit")
 SEVERITIES = ("high", "medium", "low")
 # Taxonomy (research §10): default severity per category.
 CATEGORY_SEVERITY = {
@@ -33,6 +33,7 @@ LIST_FIELDS = (
     "all",
     "not_if",
     "near",
+    "frames",
     "explains",
     "explains_later",
     "states",
@@ -52,10 +53,13 @@ SCALAR_FIELDS = (
     "action",
     "near_lines",
     "min_hits",
+    "fingerprint",
+    "logged",
+    "survivable",
 )
 CONTROL_FIELDS = ("merge", "disabled")
 KNOWN_FIELDS = frozenset(LIST_FIELDS + SCALAR_FIELDS + CONTROL_FIELDS)
-PATTERN_FIELDS = ("any", "all", "not_if", "near")
+PATTERN_FIELDS = ("any", "all", "not_if", "near", "frames")
 
 
 @dataclass(frozen=True)
@@ -74,7 +78,11 @@ class Entry:
     not_if: tuple[str, ...] = ()
     near: tuple[str, ...] = ()
     near_lines: int = 5
+    frames: tuple[str, ...] = ()
     min_hits: int = 1
+    fingerprint: str = "line"  # what identifies one failure: its line, or the "entry" alone
+    logged: bool = False  # evidence is a logged record (a metrics line): its level is no excuse
+    survivable: bool = False  # a message the job script carries on after (shell, conda)
     explains: tuple[str, ...] = ()
     explains_later: tuple[str, ...] = ()
     states: tuple[str, ...] = ()
@@ -102,8 +110,12 @@ class Entry:
                 "not_if": list(self.not_if),
                 "near": list(self.near),
                 "near_lines": self.near_lines,
+                "frames": list(self.frames),
             },
             "min_hits": self.min_hits,
+            "fingerprint": self.fingerprint,
+            "logged": self.logged,
+            "survivable": self.survivable,
             "explains": list(self.explains),
             "explains_later": list(self.explains_later),
             "states": list(self.states),
@@ -123,6 +135,7 @@ class Catalog:
     # family name -> spellings of one command-line argument (supervise's scale_arg/add_arg)
     arg_families: dict[str, tuple[str, ...]] = field(default_factory=dict)
     use_re2: bool = regex.HAVE_RE2
+    progress: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self.by_id = {e.id: i for i, e in enumerate(self.entries)}
@@ -178,6 +191,30 @@ class Catalog:
                 self.state_map.setdefault(s.upper(), i)
             for c in e.exit_codes:
                 self.exit_map.setdefault(c, []).append(i)
+        self._compile_context()
+
+    def _compile_context(self) -> None:
+        """Frames patterns (one set for every entry that names its traceback's frames) and the
+        progress alternation (forward progress: steps, epochs, progress bars)."""
+        frames: list[str] = list(dict.fromkeys(p for e in self.entries for p in e.frames))
+        self.frames_set = regex.LineSet(frames, use_re2=self.use_re2) if frames else None
+        index = {p: k for k, p in enumerate(frames)}
+        self.frames_idx = [frozenset(index[p] for p in e.frames) for e in self.entries]
+        self.progress_rx = (
+            regex.compile_alternation(self.progress, use_re2=self.use_re2)
+            if self.progress
+            else None
+        )
+        n = len(self.entries)
+        # an end-of-job marker (time limit, preemption, cancel, node failure) explains everything
+        # after it: progress printed after it does not mean the job survived it
+        self.terminal = [self.explains_later[i] >= frozenset(range(n)) - {i} for i in range(n)]
+
+    def frames_match(self, lines: Iterable[bytes]) -> frozenset[int]:
+        """Indices of frames patterns that match any of `lines`."""
+        if self.frames_set is None:
+            return frozenset()
+        return frozenset(k for ln in lines for k in self.frames_set.match(ln))
 
     def _resolve(self, targets: Sequence[str], owner: Entry) -> frozenset[int]:
         out: set[int] = set()

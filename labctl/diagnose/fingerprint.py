@@ -1,33 +1,40 @@
 """Stable failure fingerprints (research §12).
 
-fingerprint = first 16 hex digits of sha256(`v1|category|catalog id|exception type|message`),
+fingerprint = first 16 hex digits of sha256(`v2|category|catalog id|exception type|message`),
 where the message is the root-cause line from the start of the catalog match (so per-run
 prefixes such as timestamps, ranks and merged progress-bar frames fall away), with launcher
 and logger prefixes stripped and per-run values masked by fixed, ordered rules:
 
   kept as is   errno (`[Errno 28]`, `error=2`), signal names/numbers, exit codes, HTTP status,
                Xid numbers, CUDA/NCCL status names, exception types, `sm_NN`, the module in
-               `No module named 'x'`
+               `No module named 'x'`, an NCCL collective's `OpType=` and `SeqNum=` (two
+               timeouts on different collectives or sequence numbers are two failures)
   <TS>         timestamps and times of day
   <URL>        URLs
   <ID>         UUIDs
   <HOST>       IPv4/IPv6 addresses, host names with digits (`node-a17`, `ip-10-0-0-1`), FQDNs
-  <PATH>       absolute, home-relative and multi-segment relative paths
+  <PATH>/name  absolute, home-relative and multi-segment relative paths keep their last
+               component (digits masked): one cause under two users' homes is one failure,
+               permission errors on two different directories are two
   <HEX>        `0x…` and runs of 8+ hex digits containing a digit
   <SIZE>       a size with its unit (20.00 MiB, 1.5 GiB, 4096 bytes)
   <NUM>        every other number (sizes, steps, ranks, pids, ports, durations, job ids)
 
 The exception type is reduced to its last component (`torch.OutOfMemoryError` and
-`torch.cuda.OutOfMemoryError` are one failure). The rules are versioned (`v1`): changing them
-means a new version, never a silent regrouping.
+`torch.cuda.OutOfMemoryError` are one failure), and a type two ranks printed at once
+(`SyntaxErrorSyntaxError`) to one copy. PyTorch's "(when checking argument for argument x in
+method y)" suffix is dropped. An entry with `fingerprint = "entry"` (CUDA OOM, a full disk) is
+identified by the entry alone. The rules are versioned (`v2`; v1 masked whole paths and NCCL
+sequence numbers): changing them means a new version, never a silent regrouping.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 
-VERSION = "v1"
+VERSION = "v2"
 
 _PREFIXES = [
     re.compile(p)
@@ -55,9 +62,21 @@ _KEEP = re.compile(
     r"|\b[1-5]\d\d (?:Client|Server) Error\b|\bHTTP(?:/\d(?:\.\d)?)? [1-5]\d\d\b"
     r"|\bXid \d+|\b(?:sm|compute)_\d+\b|runtime error \(\d+\)"
     r"|No module named '?[\w.]+'?|\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b"
+    r"|\bOpType=\w+|\bSeqNum=\d+"
 )
+_DOUBLED = re.compile(r"\b((?:[A-Za-z_]\w*(?:\.|::))*[A-Z]\w*(?:Error|Exception))\1\b")
+_DROP = re.compile(r"\s*\(when checking argument for argument \w+ in method \w+\)")
 _XID = re.compile(r"\bXid \([^)]*\): (\d+)")
-_RULES: list[tuple[re.Pattern[str], str]] = [
+
+
+def _path(text: str) -> str:
+    """A path keeps its last component, digits masked (`\x01` stands for <NUM> until the
+    number rule has run)."""
+    name = re.split(r"[/\\]", text.rstrip("/\\"))[-1]
+    return "<PATH>/" + re.sub(r"\d+", "\x01", name)
+
+
+_RULES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>)]+"), "<URL>"),
     (
         re.compile(
@@ -78,9 +97,9 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
         re.compile(
             r"(?:(?<=[\s'\"(=:,\[])|^)(?:[A-Za-z]:(?=\\)|~|\.{1,2}(?=/))?(?:[/\\][\w.@+$%-]+)+/?"
         ),
-        "<PATH>",
+        lambda m: _path(m.group(0)),
     ),
-    (re.compile(r"\b[\w.@+-]+(?:/[\w.@+-]+){2,}"), "<PATH>"),
+    (re.compile(r"\b[\w.@+-]+(?:/[\w.@+-]+){2,}"), lambda m: _path(m.group(0))),
     (
         re.compile(r"\b[a-zA-Z][a-zA-Z0-9]*(?:-[a-zA-Z0-9]+)*-[a-zA-Z0-9]*\d[a-zA-Z0-9-]*\b"),
         "<HOST>",
@@ -102,7 +121,7 @@ _EXC = re.compile(
 
 # libstdc++'s std::terminate banner: `terminate called after throwing an instance of
 # 'c10::DistBackendError'` (also `std::bad_alloc`, `std::runtime_error`, templated types).
-_CXX_EXC = re.compile(r"throwing an instance of '(?P<exc>[A-Za-z_][\w:<>, ]*)'")
+_CXX_EXC = re.compile(r"throwing an instance of '(?P<exc>[A-Za-z_][\w:]*(?:<[\w:<>, ]*>)?)'")
 
 
 def strip_prefixes(text: str) -> str:
@@ -126,11 +145,18 @@ def normalise(text: str) -> str:
         kept.append(m.group(0))
         return f"\x00{_letters(len(kept) - 1)}\x00"
 
+    text = _DROP.sub("", _DOUBLED.sub(r"\1", text))
     text = _KEEP.sub(protect, text)
     for rx, repl in _RULES:
         text = rx.sub(repl, text)
+    text = text.replace("\x01", "<NUM>")
     text = re.sub("\x00([A-Z]+)\x00", lambda m: kept[_index(m.group(1))], text)
     return " ".join(text.split())
+
+
+def undouble(exc: str | None) -> str | None:
+    """An exception type two ranks printed at once (`ValueErrorValueError`) as one copy."""
+    return _DOUBLED.sub(r"\1", exc) if exc else exc
 
 
 def exception_type(text: str, at: int | None = None) -> str | None:
@@ -139,6 +165,7 @@ def exception_type(text: str, at: int | None = None) -> str | None:
     type in `terminate called after throwing an instance of 'c10::Error'`. With `at` (where
     the catalog match starts) the type printed last at or before it wins, else the first.
     """
+    text = _DOUBLED.sub(r"\1", text)
     found = sorted(
         (m.start(), m.group("exc")) for rx in (_EXC, _CXX_EXC) for m in rx.finditer(text)
     )

@@ -45,6 +45,7 @@ class CatalogHit:
     exc: str | None = None  # exception type printed on the line (nearest before the match)
     from_end: int = 0  # set by the engine: 1 = last line, 0 = after the log (scheduler)
     line: int | None = None  # set by the engine when the absolute number is known
+    quiet: bool = False  # written at WARNING/INFO/DEBUG level: reported, not raised
 
 
 @dataclass
@@ -78,6 +79,8 @@ class Traceback:
     header: bytes = b""
     ignored: bool = False  # printed under "Exception ignored in": never fatal
     indent: int = 0  # leading whitespace of the header: frames are indented deeper
+    tags: frozenset[int] = frozenset()  # catalog frames patterns its frames/context matched
+    quiet: bool = False  # its header was written at WARNING/INFO level (a logged traceback)
 
 
 @dataclass
@@ -90,3 +93,4 @@ class RegionScan:
     bytes_in: int
     tail: list[str]
     tracebacks: list[Traceback]
+    last_progress: int | None = None  # rel line of the last forward-progress line

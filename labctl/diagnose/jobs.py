@@ -55,6 +55,7 @@ def sched_of(rec: Mapping[str, Any]) -> dict[str, Any]:
         "signal": rec.get("signal"),
         "reason": rec.get("reason"),
         "log_age": rec.get("log_age_s"),
+        "verdict": rec.get("verdict"),
     }
 
 

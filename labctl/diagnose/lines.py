@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from labctl.diagnose.catalog import Catalog
-from labctl.diagnose.hits import MAX_TEXT, clip
+from labctl.diagnose.fingerprint import exception_type
+from labctl.diagnose.hits import MAX_TEXT, CatalogHit, clip
+from labctl.diagnose.signs import quiet
 
 MAX_LINE = 1 << 20  # bytes without a line break before a forced cut
 MAX_LOOK = 256 << 10
 MAX_MATCH = 64 << 10  # bytes of a long line given to the per-entry check (around the match)
 CRLF_PROBES = 4
+CONTEXT_BEFORE = 3
+CONTEXT_AFTER = 2
 
 
 def find_candidates(cat: Catalog, data: bytes, lo: int, hi: int) -> list[tuple[int, int, int]]:
@@ -94,3 +98,23 @@ def cut_line(data: bytes, ls: int, le: int, s: int) -> bytes:
         return data[ls:le]
     a = max(ls, s - MAX_MATCH // 2)
     return data[a : min(le, a + MAX_MATCH)]
+
+
+def make_hit(
+    cat: Catalog, i: int, data: bytes, ls: int, le: int, *, rel: int, n: int, line: bytes
+) -> CatalogHit:
+    """The hit of entry `i` on the line [ls, le) of `data` (rel: its line number)."""
+    at = cat.match_start(i, line)
+    head = line[:at].decode("utf-8", "replace")
+    text = head + line[at : at + 4 * MAX_TEXT].decode("utf-8", "replace")
+    return CatalogHit(
+        entry=i,
+        rel=rel,
+        quiet=quiet(line[:at]),
+        text=clip(line),
+        key=clip(line[at:]),
+        exc=exception_type(text, len(head)),
+        before=tuple(clip(b) for b in lines_before(data, ls, CONTEXT_BEFORE)),
+        after=tuple(clip(b) for b in lines_after(data, le, CONTEXT_AFTER, n)),
+        groups=cat.groups(i, line) if cat.capture_rx[i] else {},
+    )

@@ -99,7 +99,7 @@ def _check_scalars(out: Mapping[str, Any], src: str, where: str) -> None:
             raise _err(src, where, f"field {k!r} must be a non-negative integer")
     if "near_lines" in out and out["near_lines"] > MAX_NEAR_LINES:
         raise _err(src, where, f"field 'near_lines' must be at most {MAX_NEAR_LINES}")
-    for k in ("retryable", "disabled"):
+    for k in ("retryable", "disabled", "logged", "survivable"):
         if k in out and not isinstance(out[k], bool):
             raise _err(src, where, f"field {k!r} must be true or false")
     if "id" in out and not _ID.match(out["id"]):
@@ -110,6 +110,8 @@ def _check_scalars(out: Mapping[str, Any], src: str, where: str) -> None:
         raise _err(src, where, f"role must be one of {', '.join(ROLES)}")
     if "severity" in out and out["severity"] not in SEVERITIES:
         raise _err(src, where, f"severity must be one of {', '.join(SEVERITIES)}")
+    if "fingerprint" in out and out["fingerprint"] not in ("line", "entry"):
+        raise _err(src, where, "fingerprint must be 'line' or 'entry'")
     if "merge" in out and out["merge"] not in ("extend", "replace"):
         raise _err(src, where, "merge must be 'extend' or 'replace'")
 
@@ -156,7 +158,7 @@ def _finish(d: Mapping[str, Any], src: str, where: str) -> Entry:
     return Entry(**fields)
 
 
-Parsed = tuple[list[dict[str, Any]], dict[str, str], dict[str, tuple[str, ...]]]
+Parsed = tuple[list[dict[str, Any]], dict[str, str], dict[str, tuple[str, ...]], list[str]]
 
 
 def _parse(text: str, src: str) -> Parsed:
@@ -164,7 +166,7 @@ def _parse(text: str, src: str) -> Parsed:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _err(src, "file", f"not valid TOML: {exc}") from None
-    extra = sorted(set(data) - {"version", "entry", "module_packages", "arg_families"})
+    extra = sorted(set(data) - {"version", "entry", "module_packages", "arg_families", "progress"})
     if extra:
         raise _err(src, "file", f"unknown top-level key(s) {', '.join(extra)}")
     if data.get("version", 1) != 1:
@@ -183,7 +185,8 @@ def _parse(text: str, src: str) -> Parsed:
     mp = data.get("module_packages", {})
     if not isinstance(mp, dict) or not all(isinstance(v, str) for v in mp.values()):
         raise _err(src, "module_packages", "must map module names to package names")
-    return out, dict(mp), _families(data.get("arg_families", {}), src)
+    families = _families(data.get("arg_families", {}), src)
+    return out, dict(mp), families, _progress(data.get("progress", {}), src)
 
 
 def _families(raw: Any, src: str) -> dict[str, tuple[str, ...]]:
@@ -198,6 +201,21 @@ def _families(raw: Any, src: str) -> dict[str, tuple[str, ...]]:
         if not _ID.match(name):
             raise _err(src, "arg_families", f"family {name!r} must be snake_case")
     return {k: tuple(v) for k, v in raw.items()}
+
+
+def _progress(table: Any, src: str) -> list[str]:
+    """`[progress] patterns = [...]`: lines that show a job moving on (steps, epochs, bars)."""
+    if not isinstance(table, dict) or set(table) - {"patterns"}:
+        raise _err(src, "progress", "must be a table with one key, 'patterns'")
+    pats = table.get("patterns", [])
+    if not isinstance(pats, list) or not all(isinstance(p, str) for p in pats):
+        raise _err(src, "progress", "'patterns' must be a list of regexes")
+    for p in pats:
+        try:
+            regex.compile_one(p)
+        except regex.PatternError as exc:
+            raise _err(src, "progress", f"pattern {p!r}: {exc}") from None
+    return pats
 
 
 def _merge(base: dict[str, dict[str, Any]], items: list[dict[str, Any]], src: str) -> None:
@@ -236,6 +254,7 @@ def load_catalog(
     merged: dict[str, dict[str, Any]] = {}
     modules: dict[str, str] = {}
     families: dict[str, tuple[str, ...]] = {}
+    progress: list[str] = []
     sources: list[tuple[str, str]] = []
     if shipped:
         sources.append(("labctl/data/catalog.toml", shipped_text()))
@@ -246,11 +265,12 @@ def load_catalog(
         except OSError as exc:
             raise _err(str(p), "file", f"cannot read: {exc.strerror or exc}") from None
     for src, text in sources:
-        items, mp, fam = _parse(text, src)
+        items, mp, fam, prog = _parse(text, src)
         _merge(merged, items, src)
         modules.update(mp)
         for name, spellings in fam.items():  # a user file adds spellings to a family
             families[name] = tuple(dict.fromkeys(families.get(name, ()) + spellings))
+        progress.extend(p for p in prog if p not in progress)
     entries = []
     for ident, d in merged.items():
         src = d.pop("_src")
@@ -266,7 +286,7 @@ def load_catalog(
         if required not in ids:
             raise _err("catalog", f"entry {required}", "required entry is missing or disabled")
     kw = {} if use_re2 is None else {"use_re2": use_re2 and regex.HAVE_RE2}
-    return Catalog(entries, modules, families, **kw)
+    return Catalog(entries, modules, families, progress=tuple(progress), **kw)
 
 
 def configured_catalog(catalog_section: Mapping[str, Any]) -> Catalog:

@@ -14,13 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labctl.diagnose.catalog import Catalog, Entry
-from labctl.diagnose.fingerprint import exception_type, fingerprint
+from labctl.diagnose.demote import Context
+from labctl.diagnose.fingerprint import exception_type, fingerprint, undouble
 from labctl.diagnose.hits import CatalogHit, RegionScan, Traceback
 from labctl.diagnose.jobstate import JobState
 from labctl.diagnose.rank import Ranked, rank
 from labctl.redact import Redactor, default_redactor
 
 EVIDENCE_HITS = 3
+_FRAME = re.compile(r'^\s+File "[^"]+", line \d+')
+TB_END = 400  # a traceback whose header is this close to the end and that never ends: cut off
 
 
 class Findings:
@@ -34,6 +37,7 @@ class Findings:
         self.tail: list[str] = []
         self.tbs: list[tuple[int, Traceback]] = []  # (header from_end, traceback)
         self.regions = 0
+        self.progress: int | None = None  # from_end of the last forward-progress line
 
     def add(self, res: RegionScan) -> None:
         n = res.lines
@@ -46,6 +50,8 @@ class Findings:
             self.tbs.append((self.lines + n - tb.rel + 1, tb))
             if tb.exc_rel is not None:
                 tb.exc_rel = self.lines + n - tb.exc_rel + 1  # now a from_end
+        if self.progress is None and res.last_progress is not None:
+            self.progress = self.lines + n - res.last_progress + 1
         if self.regions == 0:
             self.tail = res.tail
         self.lines += n
@@ -56,9 +62,23 @@ class Findings:
         for hs in self.hits.values():
             for h in hs:
                 h.line = self.lines - h.from_end + 1 if complete else None
-        return rank(
-            cat, self.hits, self.counts, sched, complete=complete, saw_traceback=bool(self.tbs)
+        return rank(cat, self.hits, self.counts, sched, complete=complete, ctx=self.context())
+
+    def context(self) -> Context:
+        last = min(self.tbs, key=lambda t: t[0]) if self.tbs else None
+        cut = last is not None and last[1].exc_rel is None and last[0] <= TB_END
+        return Context(
+            progress_from_end=self.progress,
+            ends_in_traceback=cut or _ends_in_frames(self.tail),
+            last_traceback=(last[0], last[1].quiet) if last else None,
         )
+
+
+def _ends_in_frames(tail: list[str]) -> bool:
+    """The log stops in a traceback's frames (an excerpt cut before its exception line)."""
+    lines = [t for t in tail if t.strip()]
+    frames = sum(bool(_FRAME.match(t)) for t in lines)
+    return frames >= 2 and bool(lines) and lines[-1][:1] in (" ", "\t")
 
 
 def _title(template: str, groups: Mapping[str, str]) -> str:
@@ -130,8 +150,13 @@ def _root(
 ) -> _Root:
     if r.root is not None:
         e, h = r.root.entry, r.root.hit
-        exc = h.groups.get("exc") or h.exc or r.root_exc
-        root = _Root(e, h.groups, exc, fingerprint(e.category, e.id, exc, h.key or h.text))
+        exc = undouble(h.groups.get("exc") or h.exc or r.root_exc)
+        fp = (
+            fingerprint(e.category, e.id, None, "")  # the entry alone names the failure
+            if e.fingerprint == "entry"
+            else fingerprint(e.category, e.id, exc, h.key or h.text)
+        )
+        root = _Root(e, h.groups, exc, fp)
         root.evidence.append(_evidence(h, complete, red))
         more = [x for x in acc.hits.get(r.root.idx, []) if x is not h]
         for x in sorted(more, key=lambda x: -x.from_end)[: EVIDENCE_HITS - 1]:
@@ -149,6 +174,8 @@ def _root(
         root.evidence.append(_item("traceback", last_tb[0], excerpt[-1], excerpt[:-1], red))
     if acc.tail:
         root.evidence.append(_item("tail", 1, acc.tail[-1], acc.tail[:-1], red))
+    if js is not None and js.failed:  # the scheduler's word, first: the log does not say why
+        root.evidence.insert(0, _item("scheduler", None, f"scheduler: {js.describe()}"))
     return root
 
 
@@ -223,6 +250,7 @@ def build(
         **_entry_fields(cat, root),
         "confidence": r.confidence,
         "decided_by": r.decided_by,
+        "why": r.why,
         "evidence": evidence,
         "also_matched": _also(r, complete, red),
         "events": events,

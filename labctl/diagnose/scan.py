@@ -20,7 +20,6 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from labctl.diagnose.catalog import Catalog
-from labctl.diagnose.fingerprint import exception_type, normalise
 from labctl.diagnose.hits import (
     KEEP,
     MAX_TEXT,
@@ -28,10 +27,11 @@ from labctl.diagnose.hits import (
     EntryHits,
     RegionScan,
     Traceback,
-    clip,
     strip_prefix,
 )
 from labctl.diagnose.lines import (
+    CONTEXT_AFTER,
+    CONTEXT_BEFORE,
     MAX_LINE,
     cut_line,
     find_candidates,
@@ -39,16 +39,17 @@ from labctl.diagnose.lines import (
     last_lines_bytes,
     lines_after,
     lines_before,
+    make_hit,
     normalise_breaks,
 )
+from labctl.diagnose.signs import last_progress, quiet
 from labctl.diagnose.tracebacks import TracebackFollower
 
 DEFAULT_BLOCK = 8 << 20
-CONTEXT_BEFORE = 3
-CONTEXT_AFTER = 2
 TAIL_LINES = 10
 PARALLEL_MIN = 2 << 20
 Spans = list[tuple[int, int, int]]
+_NONE: frozenset[int] = frozenset()
 _TB = b"Traceback (most recent call last)"
 
 
@@ -90,6 +91,9 @@ class Scanner(TracebackFollower):
         self._raw: dict[int, list[tuple[int, int, int, int, tuple[int, ...]]]] = {}
         self._code_error = catalog.by_id.get("code_error")
         self._tail: list[str] = []
+        self._exc_tags: dict[int, frozenset[int]] = {}  # exception line -> frames tags
+        self._progress: int | None = None  # rel line of the last forward-progress line
+        self._progress_text: bytes | None = None  # the last progress match (carried across blocks)
 
     # -- input ------------------------------------------------------------------------------
     def feed(self, data: bytes) -> None:
@@ -126,7 +130,13 @@ class Scanner(TracebackFollower):
                 self._record(item)
         self.close()
         return RegionScan(
-            self.hits, self.shadow, self._lines, self.bytes_in, self._tail, list(self.tracebacks)
+            self.hits,
+            self.shadow,
+            self._lines,
+            self.bytes_in,
+            self._tail,
+            list(self.tracebacks),
+            self._progress,
         )
 
     def close(self) -> None:
@@ -186,11 +196,19 @@ class Scanner(TracebackFollower):
             if final or rel <= self._lines:
                 del self._pending_exc[rel]
                 self._record(item)
+        self._note_progress(data, start, end, base + nl)
         if final:
             self._tail = last_lines(data, n, TAIL_LINES)
         self._look = last_lines_bytes(data, end, self.L) if not final else b""
         self._pieces = [data[end:]] if end < n else []
         self._plen = n - end
+
+    def _note_progress(self, data: bytes, start: int, end: int, lines_at_end: int) -> None:
+        pos, self._progress_text = last_progress(
+            self.cat.progress_rx, data, start, end, self._progress_text
+        )
+        if pos is not None:  # counted back from the block's end: progress sits near it
+            self._progress = lines_at_end - data.count(b"\n", pos, end) + 1
 
     def _submit(self, data: bytes, start: int, end: int) -> list[Future[Spans] | Spans]:
         """Candidate lines of [start, end): futures (RE2 in threads) or a computed list."""
@@ -223,6 +241,10 @@ class Scanner(TracebackFollower):
                 ctx = [*lines_before(data, ls, k), line, *lines_after(data, le, k, n)]
                 if not self.cat.near_ok(i, ctx):
                     continue
+            if self.cat.frames_idx[i] and not (
+                self.cat.frames_idx[i] & self._exc_tags.get(rel, _NONE)
+            ):
+                continue  # its traceback's frames do not name the culprit
             if winner is None:
                 winner = i
             else:
@@ -244,27 +266,11 @@ class Scanner(TracebackFollower):
             head = strip_prefix(line)
             indent = len(head) - len(head.lstrip(b" \t"))
             self._tb = Traceback(rel=rel, header=line[:MAX_TEXT], ignored=ignored, indent=indent)
+            self._tb.quiet = quiet(line[: line.find(_TB)])
+            if self.cat.frames_set is not None:
+                self._tb.tags = self.cat.frames_match(lines_before(data, ls, CONTEXT_BEFORE))
             self._tb_next = rel + 1
             self._follow(data, le + 1, n, rel + 1, final)
-
-    def _make(
-        self, i: int, data: bytes, ls: int, le: int, *, rel: int, n: int, line: bytes
-    ) -> CatalogHit:
-        at = self.cat.match_start(i, line)
-        head = line[:at].decode("utf-8", "replace")
-        text = head + line[at : at + 4 * MAX_TEXT].decode("utf-8", "replace")
-        return CatalogHit(
-            entry=i,
-            rel=rel,
-            text=clip(line),
-            # normalised before it is capped: a long line (PyTorch's OOM message runs past
-            # MAX_TEXT) must not be cut at a place that moves with the digits of this run
-            key=normalise(line[at : at + 8 * MAX_TEXT].decode("utf-8", "replace"))[:MAX_TEXT],
-            exc=exception_type(text, len(head)),
-            before=tuple(clip(b) for b in lines_before(data, ls, CONTEXT_BEFORE)),
-            after=tuple(clip(b) for b in lines_after(data, le, CONTEXT_AFTER, n)),
-            groups=self.cat.groups(i, line) if self.cat.capture_rx[i] else {},
-        )
 
     def _materialise(self, data: bytes, n: int) -> None:
         for i, raws in self._raw.items():
@@ -272,7 +278,8 @@ class Scanner(TracebackFollower):
             room = max(0, self.keep - len(eh.first))
             keep = {r[0]: r for r in raws[:room] + raws[-self.keep :]}
             for rel, ls, le, s, shadowed in keep.values():
-                hit = self._make(i, data, ls, le, rel=rel, n=n, line=cut_line(data, ls, le, s))
+                line = cut_line(data, ls, le, s)
+                hit = make_hit(self.cat, i, data, ls, le, rel=rel, n=n, line=line)
                 hit.shadowed = shadowed
                 eh.add(hit, self.keep)
             eh.count += len(raws) - len(keep)

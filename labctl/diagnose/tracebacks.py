@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from typing import Any
 
 from labctl.diagnose.hits import MAX_TEXT, CatalogHit, Traceback, clip, strip_prefix
+from labctl.diagnose.lines import make_hit
 
 TB_MAX_LINES = 400
+TAGS_KEPT = 64
 _EXC = re.compile(rb"^(?P<exc>[A-Za-z_][\w.]*)(?::|\s*$)")
 Pending = tuple[int, int, int, bytes, str]
 
@@ -27,12 +30,9 @@ class TracebackFollower:
     _ignored: deque[int]
     _pending_exc: dict[int, CatalogHit | Pending]
     _code_error: int | None
+    _exc_tags: dict[int, frozenset[int]]
     tracebacks: deque[Traceback]
-
-    def _make(
-        self, i: int, data: bytes, ls: int, le: int, *, rel: int, n: int, line: bytes
-    ) -> CatalogHit:
-        raise NotImplementedError
+    cat: Any
 
     def _continue_tb(self, data: bytes, start: int, n: int, base: int, final: bool) -> None:
         pos, rel = start, base + 1
@@ -61,6 +61,8 @@ class TracebackFollower:
                 return
             if body.strip():
                 tb.frames.append(raw[:MAX_TEXT])
+                if self.cat.frames_set is not None:
+                    tb.tags |= self.cat.frames_match([raw])
             self._body = (tb.rel + 1, rel)
             pos, rel = e + 1, rel + 1
         self._tb_next = rel
@@ -88,6 +90,10 @@ class TracebackFollower:
             if rel is not None:
                 self._ignored.append(rel)
             return
+        if rel is not None and tb.tags:
+            if len(self._exc_tags) >= TAGS_KEPT:
+                self._exc_tags.pop(next(iter(self._exc_tags)))
+            self._exc_tags[rel] = tb.tags
         self.tracebacks.append(tb)
         if raw is None or rel is None or self._code_error is None:
             return
@@ -101,7 +107,7 @@ class TracebackFollower:
     ) -> CatalogHit:
         ls, le, hi, raw, exc = item
         assert self._code_error is not None
-        hit = self._make(self._code_error, data, ls, le, rel=rel, n=hi, line=raw)
+        hit = make_hit(self.cat, self._code_error, data, ls, le, rel=rel, n=hi, line=raw)
         hit.groups = {"exc": exc}
         hit.key = clip(strip_prefix(raw))
         hit.exc = exc

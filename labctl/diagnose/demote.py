@@ -1,0 +1,156 @@
+"""Which failure-looking lines the job survived, and what its end reports say (issue 15).
+
+A candidate (a catalog hit) is demoted -- listed in `also_matched` with the reason, never the
+root cause -- when:
+
+- it was written at WARNING/INFO/DEBUG level (`logged`): reported, not raised;
+- a success report comes after it (`later success`): LSF "Successfully completed.", PBS
+  "Exit Status: 0", a trainer's "training completed" -- the attempt the log ends with worked;
+- it is `survivable` (a shell or conda message the script carries on after) and a fatal
+  failure of another entry that it does not explain comes later (`a later independent
+  failure`);
+- the job made forward progress at least SURVIVE_LINES lines after it (`survived`): steps,
+  epochs, progress bars moved on -- unless it is an end-of-job marker (time limit, preemption,
+  cancel, node failure: progress printed after those is the job's last gasp). Ranks wait for
+  each other at every step, so one rank's OOM is followed by a step or two of the others'
+  output, never SURVIVE_LINES lines of it, before their watchdog timeouts.
+
+End reports (`exit` entries: LSF "Exited with exit code N.", PBS "Exit Status: N", a pod's
+"exitCode: N") count like the scheduler's exit code: the LAST report in a log decides; 0 is a
+success report; otherwise the catalog's `exit_codes` map it (139 -> segfault, 137 -> weak host
+OOM, 143 -> SIGTERM) and an unmapped code leaves the report itself as the evidence of a failure
+whose cause the log does not name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from labctl.diagnose.catalog import Catalog, Entry
+from labctl.diagnose.hits import CatalogHit
+
+SURVIVE_LINES = 30
+# strsignal(3) descriptions (Linux), as shells and LSF print them for a killed job
+SIGNAL_NAMES = {
+    "hangup": 1,
+    "interrupt": 2,
+    "quit": 3,
+    "illegal instruction": 4,
+    "trace/breakpoint trap": 5,
+    "aborted": 6,
+    "bus error": 7,
+    "floating point exception": 8,
+    "killed": 9,
+    "user defined signal 1": 10,
+    "segmentation fault": 11,
+    "user defined signal 2": 12,
+    "broken pipe": 13,
+    "alarm clock": 14,
+    "terminated": 15,
+    "cpu time limit exceeded": 24,
+    "file size limit exceeded": 25,
+}
+
+
+@dataclass
+class Cand:
+    """A candidate for the root cause: one hit of one catalog entry."""
+
+    hit: CatalogHit
+    idx: int
+    entry: Entry
+    count: int
+
+
+@dataclass
+class Context:
+    """What a log says besides its failure-looking lines."""
+
+    progress_from_end: int | None = None  # the last forward-progress line
+    ends_in_traceback: bool = False  # the log stops inside a traceback (no exception line)
+    last_traceback: tuple[int, bool] | None = None  # (from_end, written at WARNING/INFO level)
+
+
+@dataclass
+class Ranked:
+    decided_by: str  # scheduler | hung | log | exit_code | none
+    root: Cand | None
+    confidence: float
+    unknown: bool = False
+    also: list[tuple[Cand, str]] = field(default_factory=list)
+    events: list[Cand] = field(default_factory=list)
+    root_exc: str | None = None  # exception type from the same event when the root line has none
+    why: str = ""  # why the root won (or why the log counts as healthy / unknown)
+
+
+def pos(c: Cand) -> str:
+    h = c.hit
+    if h.synthetic == "scheduler":
+        return "scheduler"
+    return f"line {h.line}" if h.line is not None else f"line -{h.from_end} from end"
+
+
+def end_reports(cat: Catalog, cands: Sequence[Cand]) -> tuple[list[Cand], list[Cand]]:
+    """(success markers, failure candidates) made from the log's LAST exit report."""
+    exits = [c for c in cands if c.entry.role == "exit"]
+    if not exits:
+        return [], []
+    last = min(exits, key=lambda c: c.hit.from_end)
+    groups = last.hit.groups
+    code = _int(groups.get("code"))
+    signal = _int(groups.get("signal"))
+    name = groups.get("signame")
+    if name is not None:  # LSF: "Exited with signal termination: User defined signal 2."
+        signal = SIGNAL_NAMES.get(name.strip().lower(), 0)
+    if signal is None and code is not None and code > 256:  # PBS: 256 + signal
+        signal = code - 256
+    if signal is None and not code:
+        return [last], []
+    codes = [x for x in (code, -signal if signal else None) if x is not None]
+    if signal:
+        codes.append(128 + signal)
+    mapped = [
+        Cand(replace(last.hit, entry=j), j, cat.entries[j], 1)
+        for x in codes
+        for j in cat.exit_map.get(x, [])
+    ]
+    return [], mapped or [last]
+
+
+def independent_later(cat: Catalog, c: Cand, fatal: Sequence[Cand]) -> str | None:
+    """For a `survivable` candidate (a shell or conda message the job script carries on
+    after): the later fatal failure of another entry that it does not explain."""
+    later = [
+        d
+        for d in fatal
+        if d.hit.from_end < c.hit.from_end
+        and d.idx != c.idx
+        and c.idx not in cat.explains_any[d.idx]  # d comes later: only order-free edges
+        and d.idx not in cat.explains_later[c.idx] | cat.explains_any[c.idx]
+    ]
+    if not later:
+        return None
+    d = max(later, key=lambda d: d.hit.from_end)
+    return f"a later independent failure: {d.entry.id} ({pos(d)}); the script carried on"
+
+
+def _int(text: str | None) -> int | None:
+    return int(text) if text is not None and text.lstrip("-").isdigit() else None
+
+
+def why_not(cat: Catalog, c: Cand, successes: list[Cand], ctx: Context) -> str | None:
+    """Why candidate `c` cannot be the root cause, or None."""
+    h = c.hit
+    if h.synthetic == "scheduler" or cat.terminal[c.idx]:
+        return None  # end-of-job markers hold whatever level they are logged at
+    if h.quiet and c.entry.role in ("fatal", "weak") and not c.entry.logged:
+        return "logged at WARNING/INFO level: reported, not raised"
+    after = [s for s in successes if s.hit.from_end < h.from_end]
+    if after:
+        s = min(after, key=lambda s: s.hit.from_end)
+        return f"later success: {s.hit.text.strip()[:80]!r} ({pos(s)})"
+    p = ctx.progress_from_end
+    if p is not None and h.from_end - p >= SURVIVE_LINES:
+        return f"survived: the job kept making progress {h.from_end - p} lines later"
+    return None

@@ -1,0 +1,72 @@
+"""What surrounds a failure-looking line: its log level, and whether the job moved on after it.
+
+- `level(prefix)`: the log level a line was written at, read from the text before the catalog
+  match (logging's `- WARNING -`, `[WARNING]`, `WARNING:`, glog's `W0101 12:00:00` and
+  `[W file.cpp:12]`, `NCCL INFO`, TensorFlow's `I tensorflow/...cc:12]`, a Python warning
+  category `UserWarning:`). A traceback printed inside a WARNING/INFO record is a logged
+  warning, not a crash.
+- `last_progress(rx, data, lo, hi, before)`: where the job last moved on in data[lo:hi] -- the
+  last forward-progress line (a step, an epoch, a progress bar; the catalog's `[progress]`
+  patterns) whose text differs from the one before it -- searched from the end so a block
+  dense with progress costs one small window.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# levels that mean "this was reported, not raised": the job goes on after such a line
+QUIET_LEVELS = frozenset({"warning", "info", "debug"})
+_LEVEL = re.compile(
+    rb"(?:^|[\s\[(|:,;-])(?P<name>WARN(?:ING)?|INFO|DEBUG|NOTICE|ERROR|CRITICAL|FATAL)"
+    rb"(?=[\]\s:|)]|$)"
+)
+_GLOG = re.compile(rb"(?:^|[\s\]:])\[?(?P<letter>[IWEF])\d{3,4} \d\d:\d\d:\d\d")
+_BRACKET = re.compile(rb"\[(?P<letter>[IWEF])(?:\d{0,4} [\w./-]+(?:\.\w+)?:\d+)?\]")
+_TF1 = re.compile(rb"(?:^|[\s\]:])(?P<letter>[IWEF]) tensorflow/[\w/.-]+:\d+\]")
+_PYWARN = re.compile(rb"\b[A-Z]\w*Warning: ")
+_LETTERS = {b"I": "info", b"W": "warning", b"E": "error", b"F": "error"}
+WINDOWS = (2 << 10, 16 << 10, 256 << 10)
+
+
+def level(prefix: bytes) -> str | None:
+    """The level named in the text before a match (the last one written wins), or None."""
+    found: list[tuple[int, str]] = []
+    for m in _LEVEL.finditer(prefix):
+        name = m.group("name").decode()
+        found.append((m.start(), "warning" if name.startswith("WARN") else name.lower()))
+    for rx in (_GLOG, _BRACKET, _TF1):
+        for m in rx.finditer(prefix):
+            found.append((m.start(), _LETTERS[m.group("letter")]))
+    for m in _PYWARN.finditer(prefix):
+        found.append((m.start(), "warning"))
+    return max(found)[1] if found else None
+
+
+def quiet(prefix: bytes) -> bool:
+    return level(prefix) in QUIET_LEVELS
+
+
+def last_progress(
+    rx: Any, data: bytes, lo: int, hi: int, before: bytes | None = None
+) -> tuple[int, bytes] | tuple[None, bytes | None]:
+    """Where the job last moved on in data[lo:hi]: the offset of the last progress match whose
+    text differs from the match before it (a repeated "iter 7" is not progress), and the text
+    of the last match (carry it to the next block as `before`). (None, ...) when it never moved.
+    """
+    if rx is None or hi <= lo:
+        return None, before
+    for size in (*WINDOWS, hi - lo):
+        a = max(lo, hi - size)
+        prev, moved, last = (before if a == lo else None), None, None
+        for m in rx.finditer(data, a, hi):
+            text = m.group(0)
+            if prev is not None and text != prev:
+                moved = m.start()
+            prev = last = text
+        if moved is not None:
+            return moved, last
+        if a == lo:
+            return None, last if last is not None else before
+    return None, before
