@@ -246,3 +246,25 @@ def test_a_bad_user_catalog_is_a_config_error(tmp_path: Path) -> None:
     cfg.write_text(f'[catalog]\nfiles = ["{extra}"]\n')
     res = run_labctl("diagnose", "--catalog", env={"LABCTL_CONFIG": str(cfg)})
     assert res.code == 2 and "lab.toml" in res.records[0]["message"]
+
+
+def test_a_failed_verdict_with_a_quiet_log_is_unknown_never_healthy(tmp_path: Path) -> None:
+    """poll's verdict without a state or exit code (issue 15): the log's silence does not
+    overrule the scheduler."""
+    log = tmp_path / "quiet.out"
+    log.write_text("step 1 loss 2.0\nstep 2 loss 1.9\n")
+    job = _job(log, verdict="failed")
+    del job["state"], job["exit_code"]
+    res = run_labctl("diagnose", input=json.dumps(job) + "\n")
+    assert_valid("diagnose", res.records)
+    d = res.records[0]["diagnosis"]
+    assert d["category"] == "unknown" and d["failed"] is True and res.code == 1
+    assert d["evidence"][0] == {
+        "origin": "scheduler",
+        "line": None,
+        "line_from_end": None,
+        "text": "scheduler: verdict failed",
+        "before": [],
+        "after": [],
+    }
+    assert d["scheduler"]["verdict"] == "failed" and "scheduler says the job failed" in d["why"]

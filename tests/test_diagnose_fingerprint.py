@@ -188,3 +188,83 @@ def test_a_line_longer_than_the_evidence_cap_keeps_its_fingerprint() -> None:
     fps = {diagnose_text(x)["fingerprint"] for x in lines}
     assert len(fps) == 1
     assert diagnose_text(lines[0])["fingerprint"] != diagnose_text(lines[0][:300])["fingerprint"]
+
+
+# -- issue 15: one fingerprint per root cause, across projects; never one for two causes ----
+
+WORK_NCCL = (
+    "[rank{r}]:[E ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+    "ran for {ms} milliseconds before timing out.\n"
+)
+
+
+def _fp(text: str) -> str:
+    fp = diagnose_text(text)["fingerprint"]
+    assert fp is not None, text
+    return str(fp)
+
+
+def test_nccl_timeouts_on_different_collectives_or_sequence_numbers_are_two_failures() -> None:
+    same = {
+        _fp(WORK_NCCL.format(r=r, seq=12, op="ALLREDUCE", ms=ms))
+        for r, ms in ((0, 600041), (3, 600107), (7, 601993))
+    }
+    assert len(same) == 1
+    other_op = _fp(WORK_NCCL.format(r=0, seq=12, op="ALLGATHER", ms=600041))
+    other_seq = _fp(WORK_NCCL.format(r=0, seq=13, op="ALLREDUCE", ms=600041))
+    assert len(same | {other_op, other_seq}) == 3
+
+
+def test_permission_errors_on_different_paths_are_two_failures() -> None:
+    ckpt = _fp("PermissionError: [Errno 13] Permission denied: '/scratch/run1/checkpoints'\n")
+    cache = _fp("PermissionError: [Errno 13] Permission denied: '/home/al/.cache/hf/hub'\n")
+    assert ckpt != cache
+    # the same directory in another run or under another user is the same failure
+    assert ckpt == _fp("PermissionError: [Errno 13] Permission denied: '/data/run7/checkpoints'\n")
+
+
+def test_torch_save_on_a_full_disk_is_one_failure_in_every_project() -> None:
+    projects = [
+        (
+            'Traceback (most recent call last):\n  File "/home/a/llava/train.py", line 88, in '
+            "save\n    torch.save(state, path)\n"
+            "OSError: [Errno 28] No space left on device\n"
+        ),
+        (
+            '[rank0]: Traceback (most recent call last):\n[rank0]:   File "/opt/verl/trainer/'
+            'ckpt.py", line 12, in save\n[rank0]: RuntimeError: [enforce fail at '
+            "inline_container.cc:595] . unexpected pos 1407227904 vs 1407227792\n"
+        ),
+        "OSError: [Errno 28] No space left on device: '/scratch/x/global_step100/optim.pt'\n",
+    ]
+    fps = {_fp(p) for p in projects}
+    assert len(fps) == 1
+
+
+def test_cuda_oom_in_any_wording_is_one_failure() -> None:
+    old = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.59 GiB total)\n"
+    new = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 3\n"
+    finder = "RuntimeError: No executable batch size found, reached zero.\n"
+    assert len({_fp(old), _fp(new), _fp(finder)}) == 1
+
+
+def test_a_type_printed_twice_by_two_ranks_is_the_clean_failure() -> None:
+    clean = "ValueError: Expected input batch_size (4) to match target batch_size (8).\n"
+    doubled = (
+        "ValueErrorValueError: Expected input batch_size (4) to match target batch_size (8).\n"
+    )
+    assert _fp(clean) == _fp(doubled)
+
+
+def test_a_shared_shell_message_gives_no_common_fingerprint() -> None:
+    """Every job of the lab prints conda's activation error first; the fingerprints follow what
+    each job died of (see also test_diagnose_generalised)."""
+    conda = "CommandNotFoundError: Your shell has not been properly configured to use 'conda'.\n"
+    ends = [
+        "Traceback (most recent call last):\n  File \"t.py\", line 1\nKeyError: 'labels'\n",
+        'Traceback (most recent call last):\n  File "t.py", line 1\nModuleNotFoundError: '
+        "No module named 'h5py'\n",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n",
+    ]
+    assert len({_fp(conda + e) for e in ends}) == len(ends)
