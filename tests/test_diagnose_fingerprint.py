@@ -242,11 +242,20 @@ def test_torch_save_on_a_full_disk_is_one_failure_in_every_project() -> None:
     assert len(fps) == 1
 
 
-def test_cuda_oom_in_any_wording_is_one_failure() -> None:
-    old = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.59 GiB total)\n"
-    new = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 3\n"
-    finder = "RuntimeError: No executable batch size found, reached zero.\n"
-    assert len({_fp(old), _fp(new), _fp(finder)}) == 1
+def test_a_vllm_kv_cache_shortfall_is_not_a_training_oom() -> None:
+    """Both are GPU memory (category cuda_oom) but have different fixes: two failures. The same
+    OOM in two runs of a sweep (other sizes, ranks, GPUs) stays one."""
+    runs = {
+        _fp(f"[rank{r}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {size}. "
+            f"GPU {r} has a total capacity of 79.15 GiB of which {free} is free.\n")
+        for r, size, free in ((0, "20.00 MiB", "7.81 MiB"), (5, "2.75 GiB", "1.02 GiB"))
+    }  # fmt: skip
+    kv = diagnose_text(
+        "ValueError: No available memory for the cache blocks. Try increasing "
+        "`gpu_memory_utilization` when initializing the engine.\n"
+    )
+    assert kv["category"] == "cuda_oom" and kv["catalog_id"] == "vllm_kv_cache"
+    assert len(runs) == 1 and kv["fingerprint"] not in runs
 
 
 def test_a_type_printed_twice_by_two_ranks_is_the_clean_failure() -> None:
@@ -268,3 +277,14 @@ def test_a_shared_shell_message_gives_no_common_fingerprint() -> None:
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n",
     ]
     assert len({_fp(conda + e) for e in ends}) == len(ends)
+
+
+def test_a_long_line_cut_at_another_place_is_the_same_failure() -> None:
+    """Lines are cut at a fixed length; where the cut falls depends on how many digits the
+    numbers before it had, which must not split one failure in two."""
+    words = "the tokenizer and the model disagree about the vocabulary of this checkpoint " * 5
+    lines = [
+        f"ValueError: token id {tid} is out of range for an embedding of size {size}: {words}\n"
+        for tid, size in ((7, 32000), (151643, 151936))
+    ]
+    assert len(lines[0]) > 400 and len({_fp(line) for line in lines}) == 1

@@ -138,6 +138,37 @@ def test_a_traceback_inside_a_warning_record_is_a_logged_warning() -> None:
     assert err["category"] == "cuda_oom"
 
 
+def test_a_traceback_whose_every_line_carries_the_loggers_prefix_is_one_logged_record() -> None:
+    """torch._dynamo's formatter prefixes every line of a record, frames included."""
+    lead = "[2023-11-29 11:04:57,788] torch._dynamo.convert_frame: [WARNING] "
+    record = "".join(
+        lead + line + "\n"
+        for line in (
+            "WON'T CONVERT forward model.py line 120",
+            "due to: ",
+            "Traceback (most recent call last):",
+            '  File "/usr/lib/python3.10/concurrent/futures/_base.py", line 403, in __get_result',
+            "    raise self._exception",
+            "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+            "FileNotFoundError: [Errno 2] No such file or directory: 'ldconfig'",
+            "",
+        )
+    )
+    d = diagnose_text(record * 3 + "validation done\n")  # no progress after it: still a warning
+    assert d["category"] == "healthy" and d["last_traceback"] is not None
+    end = (
+        "TERM_RUNLIMIT: job killed after reaching LSF run time limit.\nExited with exit code 140.\n"
+    )
+    assert diagnose_text(record * 3 + end)["category"] == "slurm_time_limit"
+
+
+def test_any_progress_after_a_shell_message_means_the_script_carried_on() -> None:
+    bar = "  0%|          | 0/1 [00:00<?, ?it/s]\r100%|##########| 1/1 [27:35<00:00, 1655.02s/it]\n"
+    d = diagnose_text(CONDA + bar)
+    assert d["category"] == "healthy"
+    assert why(d)["command_not_found"].startswith("survived")
+
+
 @pytest.mark.parametrize(
     "noise",
     [

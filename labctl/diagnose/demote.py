@@ -9,7 +9,8 @@ root cause -- when:
 - it is `survivable` (a shell or conda message the script carries on after) and a fatal
   failure of another entry that it does not explain comes later (`a later independent
   failure`);
-- the job made forward progress at least SURVIVE_LINES lines after it (`survived`): steps,
+- the job made forward progress at least SURVIVE_LINES lines after it -- any progress at all
+  after a `survivable` message -- (`survived`): steps,
   epochs, progress bars moved on -- unless it is an end-of-job marker (time limit, preemption,
   cancel, node failure: progress printed after those is the job's last gasp). Ranks wait for
   each other at every step, so one rank's OOM is followed by a step or two of the others'
@@ -151,6 +152,6 @@ def why_not(cat: Catalog, c: Cand, successes: list[Cand], ctx: Context) -> str |
         s = min(after, key=lambda s: s.hit.from_end)
         return f"later success: {s.hit.text.strip()[:80]!r} ({pos(s)})"
     p = ctx.progress_from_end
-    if p is not None and h.from_end - p >= SURVIVE_LINES:
+    if p is not None and h.from_end - p >= (1 if c.entry.survivable else SURVIVE_LINES):
         return f"survived: the job kept making progress {h.from_end - p} lines later"
     return None

@@ -21,9 +21,11 @@ and logger prefixes stripped and per-run values masked by fixed, ordered rules:
   <NUM>        every other number (sizes, steps, ranks, pids, ports, durations, job ids)
 
 The exception type is reduced to its last component (`torch.OutOfMemoryError` and
-`torch.cuda.OutOfMemoryError` are one failure), and a type two ranks printed at once
+`torch.cuda.OutOfMemoryError` are one failure), the normalised message is cut at
+MESSAGE_CHARS (so a long line's tail, cut where its raw length happens to fall, never splits
+one failure in two), and a type two ranks printed at once
 (`SyntaxErrorSyntaxError`) to one copy. PyTorch's "(when checking argument for argument x in
-method y)" suffix is dropped. An entry with `fingerprint = "entry"` (CUDA OOM, a full disk) is
+method y)" suffix is dropped. An entry with `fingerprint = "entry"` (a full disk or quota) is
 identified by the entry alone. The rules are versioned (`v2`; v1 masked whole paths and NCCL
 sequence numbers): changing them means a new version, never a silent regrouping.
 """
@@ -35,6 +37,7 @@ import re
 from collections.abc import Callable
 
 VERSION = "v2"
+MESSAGE_CHARS = 300  # of the normalised message: where a long line is cut is no difference
 
 _PREFIXES = [
     re.compile(p)
@@ -181,7 +184,7 @@ def exception_type(text: str, at: int | None = None) -> str | None:
 def fingerprint(category: str, catalog_id: str, exc_type: str | None, message: str) -> str:
     """16 hex digits identifying this failure across runs."""
     exc = (exc_type or "").rsplit(".", 1)[-1]
-    key = "|".join((VERSION, category, catalog_id, exc, normalise(message)))
+    key = "|".join((VERSION, category, catalog_id, exc, normalise(message)[:MESSAGE_CHARS]))
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 

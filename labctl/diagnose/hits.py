@@ -12,10 +12,17 @@ from collections import deque
 from dataclasses import dataclass, field
 
 MAX_TEXT = 400  # characters kept per evidence line
+KEY_CHARS = 1200  # characters of a hit's line kept for its fingerprint
 KEEP = 3
 _PREFIX = re.compile(
     rb"^(?:(?:\[[^\]\n]{0,60}\]:?|\([^)\n]{0,60}\)|\d{1,5}:|<std(?:err|out)>:?) ?)*"
 )
+
+
+def message(raw: bytes) -> str:
+    """A fingerprint's message: the line from the match on, long enough that the cut never
+    falls inside the part fingerprint.py keeps (MESSAGE_CHARS after normalising)."""
+    return raw[: 4 * KEY_CHARS].decode("utf-8", "replace")[:KEY_CHARS].rstrip()
 
 
 def clip(raw: bytes, limit: int = MAX_TEXT) -> str:
@@ -81,6 +88,13 @@ class Traceback:
     indent: int = 0  # leading whitespace of the header: frames are indented deeper
     tags: frozenset[int] = frozenset()  # catalog frames patterns its frames/context matched
     quiet: bool = False  # its header was written at WARNING/INFO level (a logged traceback)
+    lead: bytes = b""  # a logger prefix before its header that every line of it repeats
+
+    def body(self, raw: bytes) -> bytes:
+        """A line of this traceback without its logger or launcher prefix."""
+        if self.lead and raw.startswith(self.lead):
+            return raw[len(self.lead) :]
+        return strip_prefix(raw)
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from labctl.diagnose.catalog import Catalog
 from labctl.diagnose.fingerprint import exception_type
-from labctl.diagnose.hits import MAX_TEXT, CatalogHit, clip
+from labctl.diagnose.hits import MAX_TEXT, CatalogHit, clip, message
 from labctl.diagnose.signs import quiet
 
 MAX_LINE = 1 << 20  # bytes without a line break before a forced cut
@@ -112,7 +112,7 @@ def make_hit(
         rel=rel,
         quiet=quiet(line[:at]),
         text=clip(line),
-        key=clip(line[at:]),
+        key=message(line[at:]),
         exc=exception_type(text, len(head)),
         before=tuple(clip(b) for b in lines_before(data, ls, CONTEXT_BEFORE)),
         after=tuple(clip(b) for b in lines_after(data, le, CONTEXT_AFTER, n)),

@@ -43,7 +43,7 @@ from labctl.diagnose.lines import (
     normalise_breaks,
 )
 from labctl.diagnose.signs import last_progress, quiet
-from labctl.diagnose.tracebacks import TracebackFollower
+from labctl.diagnose.tracebacks import Pending, TracebackFollower
 
 DEFAULT_BLOCK = 8 << 20
 TAIL_LINES = 10
@@ -82,8 +82,8 @@ class Scanner(TracebackFollower):
         self._tb: Traceback | None = None  # a traceback still being followed
         self._tb_next = 0  # rel line where following resumes
         # exception lines that end a traceback, code_error unless a catalog entry claims the
-        # line: (line start, line end, block end, raw line, exception type) until materialised
-        self._pending_exc: dict[int, CatalogHit | tuple[int, int, int, bytes, str]] = {}
+        # line (tracebacks.Pending until materialised)
+        self._pending_exc: dict[int, CatalogHit | Pending] = {}
         self._ignored: deque[int] = deque(maxlen=64)  # exception lines of ignored tracebacks
         self._body = (0, 0)  # rel lines [a, b] of the current traceback's frames: source code
         # this block's hits per entry, (rel, line start, line end, match, shadowed): only those
@@ -263,10 +263,12 @@ class Scanner(TracebackFollower):
                 self._end_tb(self._tb, None, None)
             prev = lines_before(data, ls, 1)
             ignored = bool(prev) and b"Exception ignored" in prev[0]
-            head = strip_prefix(line)
-            indent = len(head) - len(head.lstrip(b" \t"))
+            head, lead = strip_prefix(line), line[: line.find(_TB)]
+            logged = bool(head[: head.find(_TB)].strip())  # a logger's prefix, e.g. dynamo's
+            indent = 0 if logged else len(head) - len(head.lstrip(b" \t"))
             self._tb = Traceback(rel=rel, header=line[:MAX_TEXT], ignored=ignored, indent=indent)
-            self._tb.quiet = quiet(line[: line.find(_TB)])
+            self._tb.quiet = quiet(lead)
+            self._tb.lead = lead if logged else b""
             if self.cat.frames_set is not None:
                 self._tb.tags = self.cat.frames_match(lines_before(data, ls, CONTEXT_BEFORE))
             self._tb_next = rel + 1

@@ -14,13 +14,15 @@ import re
 from collections import deque
 from typing import Any
 
-from labctl.diagnose.hits import MAX_TEXT, CatalogHit, Traceback, clip, strip_prefix
+from labctl.diagnose.hits import MAX_TEXT, CatalogHit, Traceback, clip, message
 from labctl.diagnose.lines import make_hit
 
 TB_MAX_LINES = 400
 TAGS_KEPT = 64
 _EXC = re.compile(rb"^(?P<exc>[A-Za-z_][\w.]*)(?::|\s*$)")
-Pending = tuple[int, int, int, bytes, str]
+# an exception line ending a traceback: line start, line end, block end, raw line, exception
+# type, the line without its prefix, whether the traceback was written at WARNING/INFO level
+Pending = tuple[int, int, int, bytes, str, bytes, bool]
 
 
 class TracebackFollower:
@@ -54,7 +56,7 @@ class TracebackFollower:
                     break
                 e = hi
             raw = data[pos:e]
-            body = strip_prefix(raw)
+            body = tb.body(raw)
             tb.seen += 1
             if body.strip() and _indent(body) <= tb.indent:  # frames sit deeper than the header
                 self._end_tb(tb, rel, raw, data=data, ls=pos, le=e, hi=hi)
@@ -97,20 +99,21 @@ class TracebackFollower:
         self.tracebacks.append(tb)
         if raw is None or rel is None or self._code_error is None:
             return
-        m = _EXC.match(strip_prefix(raw))
+        body = tb.body(raw)
+        m = _EXC.match(body)
         if m is None or rel in self._pending_exc:
             return
-        self._pending_exc[rel] = (ls, le, hi, raw, m.group("exc").decode("utf-8", "replace"))
+        exc = m.group("exc").decode("utf-8", "replace")
+        self._pending_exc[rel] = (ls, le, hi, raw, exc, body, tb.quiet)
 
-    def _synthetic(
-        self, data: bytes, rel: int, item: tuple[int, int, int, bytes, str]
-    ) -> CatalogHit:
-        ls, le, hi, raw, exc = item
+    def _synthetic(self, data: bytes, rel: int, item: Pending) -> CatalogHit:
+        ls, le, hi, raw, exc, body, logged = item
         assert self._code_error is not None
         hit = make_hit(self.cat, self._code_error, data, ls, le, rel=rel, n=hi, line=raw)
         hit.groups = {"exc": exc}
-        hit.key = clip(strip_prefix(raw))
+        hit.key = message(body)
         hit.exc = exc
+        hit.quiet = logged  # the exception of a traceback printed inside a WARNING record
         hit.synthetic = "traceback"
         return hit
 
