@@ -112,6 +112,10 @@ def test_a_shell_message_is_the_cause_only_if_nothing_fails_after_it() -> None:
     after = diagnose_text(CONDA + TB + "ModuleNotFoundError: No module named 'h5py'\n")
     assert after["catalog_id"] == "module_not_found" and "h5py" in after["evidence"][0]["text"]
     assert why(after)["command_not_found"].startswith("a later independent failure")
+    # a shell line right after the program's traceback is not part of its message
+    shell = "/var/spool/slurmd/job42/slurm_script: line 32: oqnd4apl: command not found\n"
+    crash = diagnose_text(TB + "AssertionError\n" + shell)
+    assert crash["category"] == "code_error" and crash["exception_type"] == "AssertionError"
 
 
 # -- log levels -----------------------------------------------------------------------------

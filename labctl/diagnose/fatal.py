@@ -110,6 +110,7 @@ def _root(cluster: list[Cand], cands: list[Cand]) -> tuple[Cand, str | None]:
         if 0 < root.hit.from_end - c.hit.from_end <= MESSAGE_LINES
         and c.entry.specificity > root.entry.specificity
         and c.hit.synthetic is None
+        and not c.entry.survivable  # a shell's message never continues a program's
     ]
     exc = None
     if same:

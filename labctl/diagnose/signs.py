@@ -25,7 +25,7 @@ _LEVEL = re.compile(
 _GLOG = re.compile(rb"(?:^|[\s\]:])\[?(?P<letter>[IWEF])\d{3,4} \d\d:\d\d:\d\d")
 _BRACKET = re.compile(rb"\[(?P<letter>[IWEF])(?:\d{0,4} [\w./-]+(?:\.\w+)?:\d+)?\]")
 _TF1 = re.compile(rb"(?:^|[\s\]:])(?P<letter>[IWEF]) tensorflow/[\w/.-]+:\d+\]")
-_PYWARN = re.compile(rb"\b[A-Z]\w*Warning: ")
+_PYWARN = re.compile(rb"\b[A-Z]\w*Warning: |^Warning: ")
 _LETTERS = {b"I": "info", b"W": "warning", b"E": "error", b"F": "error"}
 WINDOWS = (2 << 10, 16 << 10, 256 << 10)
 
