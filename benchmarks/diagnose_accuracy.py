@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/diagnose_accuracy.py [--half tune|holdout|both] [--verbose]
                                                      [--summary] [--first-labels]
 
-Prints, for each half of tests/fixtures/diagnose/corpus2/split.toml: accuracy, the per-category
+Prints, for each half of tests/fixtures/diagnose/corpus2/split.toml (or, with --corpus corpus3,
+for the whole verification set): accuracy, the per-category
 table, every confusion (label -> answer), the healthy logs flagged as failed, and fingerprint
 problems (a labelled group split over several fingerprints, or one fingerprint joining
 different causes). The holdout half is the figure to report; the tune half is what the engine
@@ -26,6 +27,12 @@ import corpus_score  # noqa: E402
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--half", choices=("tune", "holdout", "both"), default="both")
+    ap.add_argument(
+        "--corpus",
+        choices=("corpus2", "corpus3"),
+        default="corpus2",
+        help="corpus3: the verification set, scored whole",
+    )
     ap.add_argument("--verbose", action="store_true", help="print every case's answer")
     ap.add_argument("--summary", action="store_true", help="figures only: no case names")
     ap.add_argument(
@@ -34,10 +41,13 @@ def main() -> int:
         help="score against the labels first given (before the corrections in the README)",
     )
     args = ap.parse_args()
-    halves = corpus_score.split()
-    names = ["tune", "holdout"] if args.half == "both" else [args.half]
+    root = corpus_score.CORPUS3 if args.corpus == "corpus3" else corpus_score.CORPUS
+    halves: dict[str, list[str] | None] = {"corpus3": None}
+    if args.corpus == "corpus2":
+        halves = dict(corpus_score.split())
+    names = list(halves) if args.half == "both" or args.corpus == "corpus3" else [args.half]
     for name in names:
-        rep = corpus_score.score(halves[name], first_labels=args.first_labels)
+        rep = corpus_score.score(halves[name], first_labels=args.first_labels, root=root)
         print(f"== {name}: {rep.right}/{rep.total} = {rep.accuracy:.1%}")
         print(rep.table())
         if args.summary:
@@ -46,7 +56,7 @@ def main() -> int:
         for line in rep.confusions:
             print(f"  miss  {line}")
         print(f"  healthy flagged as failed: {len(rep.healthy_flagged)} {rep.healthy_flagged}")
-        for line in corpus_score.fingerprint_problems(rep):
+        for line in corpus_score.fingerprint_problems(rep, root):
             print(f"  fingerprint  {line}")
         if args.verbose:
             for ident, d in sorted(rep.answers.items()):

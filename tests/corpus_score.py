@@ -17,10 +17,11 @@ from typing import Any
 from labctl.diagnose import Catalog, diagnose_path
 
 CORPUS = Path(__file__).parent / "fixtures" / "diagnose" / "corpus2"
+CORPUS3 = CORPUS.parent / "corpus3"  # the verification set: scored whole, no split
 
 
-def cases() -> list[dict[str, Any]]:
-    return tomllib.loads((CORPUS / "manifest.toml").read_text(encoding="utf-8"))["case"]
+def cases(root: Path = CORPUS) -> list[dict[str, Any]]:
+    return tomllib.loads((root / "manifest.toml").read_text(encoding="utf-8"))["case"]
 
 
 def split() -> dict[str, list[str]]:
@@ -33,9 +34,11 @@ def _weight(d: dict[str, Any]) -> tuple[int, float]:
     return (2 if named else 1 if d.get("failed") else 0, float(d.get("confidence") or 0.0))
 
 
-def diagnose_case(case: dict[str, Any], catalog: Catalog | None = None) -> dict[str, Any]:
+def diagnose_case(
+    case: dict[str, Any], catalog: Catalog | None = None, root: Path = CORPUS
+) -> dict[str, Any]:
     """The case's diagnosis: the best of its files' diagnoses."""
-    folder = CORPUS / "cases" / case["id"]
+    folder = root / "cases" / case["id"]
     found = [diagnose_path(folder / f["name"], catalog=catalog) for f in case["file"]]
     return max(found, key=_weight)
 
@@ -60,14 +63,21 @@ class Report:
         return "\n".join(rows)
 
 
-def score(ids: list[str], catalog: Catalog | None = None, *, first_labels: bool = False) -> Report:
-    """`first_labels`: score against the labels first given (`corrected`), as they stood when
-    the holdout was first scored."""
-    by_id = {c["id"]: c for c in cases()}
+def score(
+    ids: list[str] | None = None,
+    catalog: Catalog | None = None,
+    *,
+    first_labels: bool = False,
+    root: Path = CORPUS,
+) -> Report:
+    """Score the cases `ids` (all of them when None) of the corpus at `root`. `first_labels`:
+    score against the labels first given (`corrected`), as they stood when first scored."""
+    by_id = {c["id"]: c for c in cases(root)}
+    ids = list(by_id) if ids is None else ids
     rep = Report()
     for ident in ids:
         case = by_id[ident]
-        d = diagnose_case(case, catalog)
+        d = diagnose_case(case, catalog, root)
         rep.answers[ident] = d
         want, also = case["category"], case.get("also_acceptable", [])
         if first_labels and "corrected" in case:
@@ -84,10 +94,10 @@ def score(ids: list[str], catalog: Catalog | None = None, *, first_labels: bool 
     return rep
 
 
-def fingerprint_problems(rep: Report) -> list[str]:
+def fingerprint_problems(rep: Report, root: Path = CORPUS) -> list[str]:
     """Cases labelled with one fingerprint group must share one fingerprint; different groups
     (and different categories) must never share one."""
-    by_id = {c["id"]: c for c in cases()}
+    by_id = {c["id"]: c for c in cases(root)}
     groups: dict[str, set[str]] = collections.defaultdict(set)
     owners: dict[str, set[str]] = collections.defaultdict(set)
     problems = []
