@@ -72,7 +72,7 @@ def test_one_ranks_oom_explains_the_others_watchdog_after_their_last_steps() -> 
 @pytest.mark.parametrize(
     "end",
     [
-        "2026-02-13 15:48:34,307 - __main__ - INFO - Training completed successfully!\n",
+        "2025-04-07 09:12:55,101 - __main__ - INFO - Training completed successfully!\n",
         "`Trainer.fit` stopped: `max_epochs=3` reached.\n",
         "\n------------------------------------------------------------\n"
         "Sender: LSF System\n\nSuccessfully completed.\n\nResource usage summary:\n",
@@ -144,11 +144,11 @@ def test_a_traceback_inside_a_warning_record_is_a_logged_warning() -> None:
 
 def test_a_traceback_whose_every_line_carries_the_loggers_prefix_is_one_logged_record() -> None:
     """torch._dynamo's formatter prefixes every line of a record, frames included."""
-    lead = "[2023-11-29 11:04:57,788] torch._dynamo.convert_frame: [WARNING] "
+    lead = "[2024-08-19 17:40:02,315] torch._dynamo.convert_frame: [WARNING] "
     record = "".join(
         lead + line + "\n"
         for line in (
-            "WON'T CONVERT forward model.py line 120",
+            "WON'T CONVERT forward encoder.py line 87",
             "due to: ",
             "Traceback (most recent call last):",
             '  File "/usr/lib/python3.10/concurrent/futures/_base.py", line 403, in __get_result',
