@@ -31,8 +31,9 @@ The diagnosis dict (`kind: "diagnosis"`):
                     hits of the same entry; texts redacted and capped at 400 characters
     also_matched    [{catalog_id, category, role, line, line_from_end, count, text, why}]:
                     every other candidate and why it lost or was demoted (survived: progress
-                    after it; logged at WARNING/INFO level; later success; a later independent
-                    failure; explained by X; wrapper; outranked)
+                    after it; logged at WARNING/INFO level; an informational notice; later
+                    success; a later independent failure; after the program failed (shell
+                    noise after a traceback); explained by X; wrapper; outranked)
     events          [{catalog_id, line, line_from_end, text}] (requeues: not failures)
     requeued        True when a requeue event was seen
     last_traceback  {line_from_end, exception, excerpt} or None
@@ -44,7 +45,9 @@ The diagnosis dict (`kind: "diagnosis"`):
 
 Line numbers: `line` is the absolute 1-based line number (lines split on \\n, \\r and \\r\\n)
 when the scan covered the log from its first byte, else None; `line_from_end` (1 = last
-line) is always given for log evidence.
+line) is always given for log evidence. A log saved from a terminal that wrapped its lines at a
+fixed width is recognised (wrap.py): a failure whose words a wrap split is matched on the
+joined rows and reported at its first row.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labctl.diagnose import regex
+from labctl.diagnose.signs import errorish
 
+MAX_NOTICE_PREFIX = 160
 ROLES = ("fatal", "weak", "wrapper", "event", "meta", "success", "exit")
 SEVERITIES = ("high", "medium", "low")
 # Taxonomy (research §10): default severity per category.
@@ -136,6 +138,8 @@ class Catalog:
     arg_families: dict[str, tuple[str, ...]] = field(default_factory=dict)
     use_re2: bool = regex.HAVE_RE2
     progress: tuple[str, ...] = ()
+    notice_before: tuple[str, ...] = ()  # text before a match that makes it hypothetical
+    notice_line: tuple[str, ...] = ()  # text anywhere on a line that makes it advice
 
     def __post_init__(self) -> None:
         self.by_id = {e.id: i for i, e in enumerate(self.entries)}
@@ -200,15 +204,28 @@ class Catalog:
         self.frames_set = regex.LineSet(frames, use_re2=self.use_re2) if frames else None
         index = {p: k for k, p in enumerate(frames)}
         self.frames_idx = [frozenset(index[p] for p in e.frames) for e in self.entries]
-        self.progress_rx = (
-            regex.compile_alternation(self.progress, use_re2=self.use_re2)
-            if self.progress
-            else None
-        )
+        self.progress_rx = self._alternation(self.progress)
+        self.notice_before_rx = self._alternation(self.notice_before)
+        self.notice_line_rx = self._alternation(self.notice_line)
         n = len(self.entries)
         # an end-of-job marker (time limit, preemption, cancel, node failure) explains everything
         # after it: progress printed after it does not mean the job survived it
         self.terminal = [self.explains_later[i] >= frozenset(range(n)) - {i} for i in range(n)]
+
+    def _alternation(self, patterns: tuple[str, ...]) -> Any:
+        return regex.compile_alternation(patterns, use_re2=self.use_re2) if patterns else None
+
+    def is_notice(self, line: bytes, at: int) -> bool:
+        """Is this line advice or a hypothetical (`[notice]`), given that the catalog match
+        starts at `at`? Callers exclude lines that name an exception type."""
+        prefix = line[:at]
+        if errorish(prefix):
+            return False
+        before, anywhere = self.notice_before_rx, self.notice_line_rx
+        return bool(
+            (before is not None and before.search(prefix[-MAX_NOTICE_PREFIX:]))
+            or (anywhere is not None and anywhere.search(line))
+        )
 
     def frames_match(self, lines: Iterable[bytes]) -> frozenset[int]:
         """Indices of frames patterns that match any of `lines`."""

@@ -4,11 +4,15 @@ A candidate (a catalog hit) is demoted -- listed in `also_matched` with the reas
 root cause -- when:
 
 - it was written at WARNING/INFO/DEBUG level (`logged`): reported, not raised;
+- it is an informational notice (`[notice]` in the catalog): advice ("this is not a failure",
+  "to enable higher rate limits") or a hypothetical ("if you run out of memory", "in case the
+  job is preempted") on a line that names no exception type and carries no error level;
 - a success report comes after it (`later success`): LSF "Successfully completed.", PBS
   "Exit Status: 0", a trainer's "training completed" -- the attempt the log ends with worked;
 - it is `survivable` (a shell or conda message the script carries on after) and a fatal
   failure of another entry that it does not explain comes later (`a later independent
-  failure`);
+  failure`), or the program's own failure came just before it (`after the program failed`:
+  shell noise after a traceback never outranks it);
 - the job made forward progress at least SURVIVE_LINES lines after it -- any progress at all
   after a `survivable` message -- (`survived`): steps,
   epochs, progress bars moved on -- unless it is an end-of-job marker (time limit, preemption,
@@ -136,6 +140,24 @@ def independent_later(cat: Catalog, c: Cand, fatal: Sequence[Cand]) -> str | Non
     return f"a later independent failure: {d.entry.id} ({pos(d)}); the script carried on"
 
 
+def after_failure(cat: Catalog, c: Cand, fatal: Sequence[Cand], gap: int) -> str | None:
+    """For a `survivable` candidate (a shell message): the program's failure printed before it
+    (within `gap` lines). A shell line after a traceback is the job script carrying on -- a
+    `deactivate`, a `cp` of results that do not exist -- never the cause of what came before."""
+    earlier = [
+        d
+        for d in fatal
+        if d.hit.from_end > c.hit.from_end
+        and d.hit.from_end - c.hit.from_end <= gap
+        and not d.entry.survivable
+        and d.idx not in cat.explains_any[c.idx]
+    ]
+    if not earlier:
+        return None
+    d = min(earlier, key=lambda d: d.hit.from_end)
+    return f"after the program failed ({d.entry.id}, {pos(d)}): the script carried on"
+
+
 def _int(text: str | None) -> int | None:
     return int(text) if text is not None and text.lstrip("-").isdigit() else None
 
@@ -143,7 +165,11 @@ def _int(text: str | None) -> int | None:
 def why_not(cat: Catalog, c: Cand, successes: list[Cand], ctx: Context) -> str | None:
     """Why candidate `c` cannot be the root cause, or None."""
     h = c.hit
-    if h.synthetic == "scheduler" or cat.terminal[c.idx]:
+    if h.synthetic == "scheduler":
+        return None
+    if h.notice and c.entry.role in ("fatal", "weak") and not c.entry.logged:
+        return "an informational notice (advice or a hypothetical), not a report of a failure"
+    if cat.terminal[c.idx]:
         return None  # end-of-job markers hold whatever level they are logged at
     if h.quiet and c.entry.role in ("fatal", "weak") and not c.entry.logged:
         return "logged at WARNING/INFO level: reported, not raised"

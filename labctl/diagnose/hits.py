@@ -53,6 +53,7 @@ class CatalogHit:
     from_end: int = 0  # set by the engine: 1 = last line, 0 = after the log (scheduler)
     line: int | None = None  # set by the engine when the absolute number is known
     quiet: bool = False  # written at WARNING/INFO/DEBUG level: reported, not raised
+    notice: bool = False  # advice or a hypothetical (catalog `[notice]`): not a failure
 
 
 @dataclass
@@ -89,6 +90,7 @@ class Traceback:
     tags: frozenset[int] = frozenset()  # catalog frames patterns its frames/context matched
     quiet: bool = False  # its header was written at WARNING/INFO level (a logged traceback)
     lead: bytes = b""  # a logger prefix before its header that every line of it repeats
+    last_len: int = 0  # bytes of the last line followed (a terminal-wrapped row continues)
 
     def body(self, raw: bytes) -> bytes:
         """A line of this traceback without its logger or launcher prefix."""

@@ -107,13 +107,15 @@ def make_hit(
     at = cat.match_start(i, line)
     head = line[:at].decode("utf-8", "replace")
     text = head + line[at : at + 4 * MAX_TEXT].decode("utf-8", "replace")
+    exc = exception_type(text, len(head))
     return CatalogHit(
         entry=i,
         rel=rel,
         quiet=quiet(line[:at]),
+        notice=exc is None and cat.is_notice(line, at),
         text=clip(line),
         key=message(line[at:]),
-        exc=exception_type(text, len(head)),
+        exc=exc,
         before=tuple(clip(b) for b in lines_before(data, ls, CONTEXT_BEFORE)),
         after=tuple(clip(b) for b in lines_after(data, le, CONTEXT_AFTER, n)),
         groups=cat.groups(i, line) if cat.capture_rx[i] else {},

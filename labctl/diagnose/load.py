@@ -158,7 +158,11 @@ def _finish(d: Mapping[str, Any], src: str, where: str) -> Entry:
     return Entry(**fields)
 
 
-Parsed = tuple[list[dict[str, Any]], dict[str, str], dict[str, tuple[str, ...]], list[str]]
+# top-level pattern tables: table -> keys (each a list of regexes)
+PATTERN_TABLES = {"progress": ("patterns",), "notice": ("before", "line")}
+Parsed = tuple[
+    list[dict[str, Any]], dict[str, str], dict[str, tuple[str, ...]], dict[str, list[str]]
+]
 
 
 def _parse(text: str, src: str) -> Parsed:
@@ -166,7 +170,8 @@ def _parse(text: str, src: str) -> Parsed:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _err(src, "file", f"not valid TOML: {exc}") from None
-    extra = sorted(set(data) - {"version", "entry", "module_packages", "arg_families", "progress"})
+    known = {"version", "entry", "module_packages", "arg_families", *PATTERN_TABLES}
+    extra = sorted(set(data) - known)
     if extra:
         raise _err(src, "file", f"unknown top-level key(s) {', '.join(extra)}")
     if data.get("version", 1) != 1:
@@ -185,8 +190,10 @@ def _parse(text: str, src: str) -> Parsed:
     mp = data.get("module_packages", {})
     if not isinstance(mp, dict) or not all(isinstance(v, str) for v in mp.values()):
         raise _err(src, "module_packages", "must map module names to package names")
-    families = _families(data.get("arg_families", {}), src)
-    return out, dict(mp), families, _progress(data.get("progress", {}), src)
+    tables: dict[str, list[str]] = {}
+    for name, keys in PATTERN_TABLES.items():
+        tables.update(_pattern_table(data.get(name, {}), src, name, keys))
+    return out, dict(mp), _families(data.get("arg_families", {}), src), tables
 
 
 def _families(raw: Any, src: str) -> dict[str, tuple[str, ...]]:
@@ -203,19 +210,24 @@ def _families(raw: Any, src: str) -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in raw.items()}
 
 
-def _progress(table: Any, src: str) -> list[str]:
-    """`[progress] patterns = [...]`: lines that show a job moving on (steps, epochs, bars)."""
-    if not isinstance(table, dict) or set(table) - {"patterns"}:
-        raise _err(src, "progress", "must be a table with one key, 'patterns'")
-    pats = table.get("patterns", [])
-    if not isinstance(pats, list) or not all(isinstance(p, str) for p in pats):
-        raise _err(src, "progress", "'patterns' must be a list of regexes")
-    for p in pats:
-        try:
-            regex.compile_one(p)
-        except regex.PatternError as exc:
-            raise _err(src, "progress", f"pattern {p!r}: {exc}") from None
-    return pats
+def _pattern_table(table: Any, src: str, name: str, keys: tuple[str, ...]) -> dict[str, list[str]]:
+    """`[progress] patterns = [...]` (lines that show a job moving on: steps, epochs, bars) and
+    `[notice] before/line = [...]` (advice or a hypothetical, not a failure): lists of regexes,
+    returned as {"progress", "notice_before", "notice_line"}."""
+    if not isinstance(table, dict) or set(table) - set(keys):
+        raise _err(src, name, f"must be a table with the key(s) {', '.join(keys)}")
+    out = {}
+    for key in keys:
+        pats = table.get(key, [])
+        if not isinstance(pats, list) or not all(isinstance(p, str) for p in pats):
+            raise _err(src, name, f"{key!r} must be a list of regexes")
+        for p in pats:
+            try:
+                regex.compile_one(p)
+            except regex.PatternError as exc:
+                raise _err(src, name, f"pattern {p!r}: {exc}") from None
+        out[name if key == "patterns" else f"{name}_{key}"] = pats
+    return out
 
 
 def _merge(base: dict[str, dict[str, Any]], items: list[dict[str, Any]], src: str) -> None:
@@ -254,7 +266,7 @@ def load_catalog(
     merged: dict[str, dict[str, Any]] = {}
     modules: dict[str, str] = {}
     families: dict[str, tuple[str, ...]] = {}
-    progress: list[str] = []
+    patterns: dict[str, list[str]] = {"progress": [], "notice_before": [], "notice_line": []}
     sources: list[tuple[str, str]] = []
     if shipped:
         sources.append(("labctl/data/catalog.toml", shipped_text()))
@@ -265,12 +277,13 @@ def load_catalog(
         except OSError as exc:
             raise _err(str(p), "file", f"cannot read: {exc.strerror or exc}") from None
     for src, text in sources:
-        items, mp, fam, prog = _parse(text, src)
+        items, mp, fam, tables = _parse(text, src)
         _merge(merged, items, src)
         modules.update(mp)
         for name, spellings in fam.items():  # a user file adds spellings to a family
             families[name] = tuple(dict.fromkeys(families.get(name, ()) + spellings))
-        progress.extend(p for p in prog if p not in progress)
+        for name, pats in tables.items():
+            patterns[name].extend(p for p in pats if p not in patterns[name])
     entries = []
     for ident, d in merged.items():
         src = d.pop("_src")
@@ -286,7 +299,15 @@ def load_catalog(
         if required not in ids:
             raise _err("catalog", f"entry {required}", "required entry is missing or disabled")
     kw = {} if use_re2 is None else {"use_re2": use_re2 and regex.HAVE_RE2}
-    return Catalog(entries, modules, families, progress=tuple(progress), **kw)
+    return Catalog(
+        entries,
+        modules,
+        families,
+        progress=tuple(patterns["progress"]),
+        notice_before=tuple(patterns["notice_before"]),
+        notice_line=tuple(patterns["notice_line"]),
+        **kw,
+    )
 
 
 def configured_catalog(catalog_section: Mapping[str, Any]) -> Catalog:

@@ -38,6 +38,7 @@ from labctl.diagnose.demote import (
     Cand,
     Context,
     Ranked,
+    after_failure,
     end_reports,
     independent_later,
     pos,
@@ -139,7 +140,7 @@ def _decide(
     decided = _by_scheduler(cat, cands, sched)
     if decided is not None:
         return decided
-    demoted = _demoted(cat, cands, successes, ctx)
+    demoted = _demoted(cat, cands, successes, ctx, gap)
     live = [c for c in cands if id(c) not in demoted]
     out = _rank_live(cat, live, complete, gap)
     if out is None:
@@ -153,7 +154,7 @@ def _decide(
 
 
 def _demoted(
-    cat: Catalog, cands: list[Cand], successes: list[Cand], ctx: Context
+    cat: Catalog, cands: list[Cand], successes: list[Cand], ctx: Context, gap: int
 ) -> dict[int, str]:
     fatal = [c for c in cands if c.entry.role == "fatal"]
     out: dict[int, str] = {}
@@ -164,7 +165,7 @@ def _demoted(
     live = [d for d in fatal if id(d) not in out]
     for c in cands:
         if c.entry.survivable and id(c) not in out:
-            why = independent_later(cat, c, live)
+            why = independent_later(cat, c, live) or after_failure(cat, c, live, gap)
             if why:
                 out[id(c)] = why
     return out

@@ -19,6 +19,7 @@ import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from labctl.diagnose import wrap
 from labctl.diagnose.catalog import Catalog
 from labctl.diagnose.hits import (
     KEEP,
@@ -94,6 +95,7 @@ class Scanner(TracebackFollower):
         self._exc_tags: dict[int, frozenset[int]] = {}  # exception line -> frames tags
         self._progress: int | None = None  # rel line of the last forward-progress line
         self._progress_text: bytes | None = None  # the last progress match (carried across blocks)
+        self._wrap: int | None = None  # a terminal's wrap width (0: not wrapped); wrap.py
 
     # -- input ------------------------------------------------------------------------------
     def feed(self, data: bytes) -> None:
@@ -169,6 +171,8 @@ class Scanner(TracebackFollower):
                 end = data.rfind(b"\n", start) + 1 or n
                 forced = end == n
         base = self._lines
+        if self._wrap is None:  # decided once per scan, from the first block's first bytes
+            self._wrap = wrap.width(data[start : min(end, start + wrap.SAMPLE)]) or 0
         if self._tb is not None:
             self._continue_tb(data, start, n, base, final)
         pending = self._submit(data, start, end)
@@ -188,6 +192,8 @@ class Scanner(TracebackFollower):
             + nl
             + (1 if (forced or (final and end > start and data[end - 1 : end] != b"\n")) else 0)
         )
+        if self._wrap:
+            self._unwrap(data, start, end, n, base + 1)
         self._materialise(data, n)
         for rel in sorted(self._pending_exc):
             item = self._pending_exc[rel]
@@ -273,6 +279,20 @@ class Scanner(TracebackFollower):
                 self._tb.tags = self.cat.frames_match(lines_before(data, ls, CONTEXT_BEFORE))
             self._tb_next = rel + 1
             self._follow(data, le + 1, n, rel + 1, final)
+
+    def _unwrap(self, data: bytes, start: int, end: int, n: int, first_line: int) -> None:
+        """Hits only a wrapped line's joined rows show (wrap.py); each takes its rows from less
+        specific hits (the generic claim of code_error on an exception line)."""
+        assert self._wrap
+        rows = wrap.hits(self.cat, data, start, end, self._wrap, first_line, n)
+        for rel, n_rows, hit in rows:
+            spec = self.cat.entries[hit.entry].specificity
+            for r in range(rel, rel + n_rows):
+                self._pending_exc.pop(r, None)
+            for i, raws in self._raw.items():
+                if self.cat.entries[i].specificity < spec:
+                    self._raw[i] = [x for x in raws if not rel <= x[0] < rel + n_rows]
+            self._record(hit)
 
     def _materialise(self, data: bytes, n: int) -> None:
         for i, raws in self._raw.items():

@@ -26,6 +26,7 @@ _GLOG = re.compile(rb"(?:^|[\s\]:])\[?(?P<letter>[IWEF])\d{3,4} \d\d:\d\d:\d\d")
 _BRACKET = re.compile(rb"\[(?P<letter>[IWEF])(?:\d{0,4} [\w./-]+(?:\.\w+)?:\d+)?\]")
 _TF1 = re.compile(rb"(?:^|[\s\]:])(?P<letter>[IWEF]) tensorflow/[\w/.-]+:\d+\]")
 _PYWARN = re.compile(rb"\b[A-Z]\w*Warning: |^Warning: ")
+_ERRWORD = re.compile(rb"(?i)\b(?:error|fatal|exception|traceback)\b")
 _LETTERS = {b"I": "info", b"W": "warning", b"E": "error", b"F": "error"}
 WINDOWS = (2 << 10, 16 << 10, 256 << 10)
 
@@ -46,6 +47,12 @@ def level(prefix: bytes) -> str | None:
 
 def quiet(prefix: bytes) -> bool:
     return level(prefix) in QUIET_LEVELS
+
+
+def errorish(prefix: bytes) -> bool:
+    """Written at an error level, or said to be an error, before the match (`srun: error:`,
+    `E0101 ...`, `[ERROR]`): such a line is never a mere notice."""
+    return level(prefix) in ("error", "critical", "fatal") or bool(_ERRWORD.search(prefix))
 
 
 def last_progress(

@@ -35,6 +35,7 @@ class TracebackFollower:
     _exc_tags: dict[int, frozenset[int]]
     tracebacks: deque[Traceback]
     cat: Any
+    _wrap: int | None
 
     def _continue_tb(self, data: bytes, start: int, n: int, base: int, final: bool) -> None:
         pos, rel = start, base + 1
@@ -58,7 +59,9 @@ class TracebackFollower:
             raw = data[pos:e]
             body = tb.body(raw)
             tb.seen += 1
-            if body.strip() and _indent(body) <= tb.indent:  # frames sit deeper than the header
+            wrapped = bool(self._wrap) and tb.last_len == self._wrap  # a row of a wrapped frame
+            tb.last_len = len(raw)
+            if body.strip() and _indent(body) <= tb.indent and not wrapped:  # frames sit deeper
                 self._end_tb(tb, rel, raw, data=data, ls=pos, le=e, hi=hi)
                 return
             if body.strip():
