@@ -272,3 +272,49 @@ def test_formatted_records_and_repeated_lines_are_not_taken_for_a_wrap() -> None
     twice = "[rank0]: RuntimeError: a long error line that two ranks print alike, verbatim\nok\n"
     assert wrap.width((twice * 2 + "short\n" * 10).encode()) is None
     assert wrap.width(_wrapped(_chatter(3), 64).encode()) == 64
+
+
+# -- learnt from the untouched set's misses (corpus4), as families ---------------------------
+
+
+@pytest.mark.parametrize(
+    "conda",
+    [
+        "CondaError: Run 'conda init' before 'conda activate'",
+        "EnvironmentNameNotFound: Could not find conda environment: rl-env",
+    ],
+)
+def test_a_conda_activation_error_is_survivable_shell_noise(conda: str) -> None:
+    later = TB + "ModuleNotFoundError: No module named 'torch'\n"
+    d = diagnose_text("/.apptainer.d/runscript: 3: source: not found\n" + conda + "\n" + later)
+    assert d["catalog_id"] == "module_not_found", d["why"]
+    assert diagnose_text(conda + "\n" + STEPS)["category"] == "healthy"
+    assert diagnose_text(conda + "\n")["catalog_id"] == "conda_env_failed"
+
+
+@pytest.mark.parametrize(
+    "banner",
+    [
+        "MOAB_INFO:  job exceeded wallclock limit",
+        "job 88.1 exceeded hard wallclock limit",
+        "Job 12 failed: wall clock limit exceeded",
+    ],
+)
+def test_any_schedulers_wall_clock_wording_is_a_time_limit(banner: str) -> None:
+    assert diagnose_text(STEPS + banner + "\n")["category"] == "slurm_time_limit"
+
+
+def test_a_job_control_message_glued_to_a_progress_line_still_counts() -> None:
+    bar = "features:  20% (117/558) [#      ] eta 28:34:54 "
+    assert diagnose_text(STEPS + bar + "\\Terminated\n")["catalog_id"] == "sigterm_cascade"
+    tqdm = " 40%|████      | 80/200 [01:12<01:48,  1.10it/s]"
+    assert diagnose_text(STEPS + tqdm + "Killed\n")["category"] == "host_oom"
+    describe = "State:          Terminated\n  Reason:       Completed\n  Exit Code:    0\n"
+    assert diagnose_text(STEPS + describe)["category"] == "healthy"
+
+
+def test_a_container_without_the_executable_is_a_missing_command() -> None:
+    log = 'FATAL:   "trainer": executable file not found in $PATH\n' * 4
+    log += "srun: error: cn-03: tasks 0-3: Exited with exit code 255\n"
+    d = diagnose_text(log)
+    assert d["catalog_id"] == "command_not_found" and d["category"] == "module_not_found"
