@@ -4,15 +4,16 @@
         [--half tune|holdout] [--verbose] [--summary] [--first-labels] [--no-floors]
 
 The copied log files are not committed (tests/fixtures/diagnose/<corpus>/README.md); rebuild
-them with scripts/corpus-fetch. This prints which corpora (and cases) are missing, then, per
-corpus present -- corpus2 per half of its split.toml, corpus3 and corpus4 whole --: accuracy,
-the per-category table, every confusion (label -> answer), the healthy logs flagged as failed,
-and fingerprint problems (a labelled group split over several fingerprints, or one fingerprint
-joining different causes).
+them with `scripts/corpus-fetch diagnose`. This prints which corpora (and cases) are missing,
+then, per corpus present -- corpus2 per half of its split.toml, corpus3 and corpus4 whole --:
+accuracy, the per-category table, every confusion (label -> answer), the healthy logs flagged
+as failed, and fingerprint problems (a labelled group split over several fingerprints, or one
+fingerprint joining different causes).
 
 Which figure is honest: corpus2's holdout half was untouched only for its first scoring (69/75),
-corpus3 only for its first (26/35), corpus4 only for its first (see its README). Every later
-figure is measured on data the engine has been fixed on: a regression guard, not an accuracy.
+corpus3 only for its first (26/35), corpus4 only for its first (100/104 against its first
+labels; see its README). Every later figure is measured on data the engine has been fixed on:
+a regression guard, not an accuracy.
 FLOORS are those guards (the figures reached); the exit code is 1 when a corpus present falls
 below its floor or flags a healthy log, so the benchmark doubles as a local regression check.
 """
@@ -88,7 +89,7 @@ def main() -> int:
         cases = corpus.cases()
         absent = [c["id"] for c in cases if corpus.missing(c)]
         if len(absent) == len(cases):
-            print(f"== {cname}: missing locally ({len(cases)} cases): run scripts/corpus-fetch")
+            print(f"== {cname}: missing ({len(cases)} cases): run scripts/corpus-fetch diagnose")
             continue
         for name, ids in _sets(corpus, args.half).items():
             rep = score(corpus, ids, first_labels=args.first_labels)

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Re-materialise the labelled diagnose corpora's log files from their public sources.
 
-    scripts/corpus-fetch                      # every corpus whose manifest cites repository files
-    scripts/corpus-fetch --corpus corpus4     # one corpus (repeatable)
-    scripts/corpus-fetch --offline            # only from the local source cache, no network
-    scripts/corpus-fetch --check              # verify what is present; write nothing
+    scripts/corpus-fetch diagnose                    # every diagnose corpus citing repository files
+    scripts/corpus-fetch diagnose --corpus corpus4   # one corpus (repeatable)
+    scripts/corpus-fetch diagnose --offline          # only from the local source cache
+    scripts/corpus-fetch diagnose --check            # verify what is present; write nothing
+    (scripts/corpus-fetch alone fetches every corpus, rl-health's too: scripts/rl_corpus_fetch.py)
 
 labctl commits only its own writing about the corpora (tests/fixtures/diagnose/<corpus>/:
 manifest.toml with labels and citations, split.toml, README.md, and short excerpts of public
@@ -34,26 +35,24 @@ import hashlib
 import os
 import re
 import sys
-import tempfile
 import tomllib
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+# the download and atomic-write helpers rl-health's fetcher already has (one CorpusError too)
+from rl_corpus_fetch import CorpusError, download, write_atomic  # noqa: E402
+
 FIXTURES = ROOT / "tests" / "fixtures" / "diagnose"
 DEST = ROOT / "corpora" / "diagnose"
 SOURCES = ROOT / "corpora" / "sources"
 RAW = "https://raw.githubusercontent.com"
 MARKER = b"[... %d lines trimmed for the corpus ...]\n"
 TIMEOUT = 60.0
-
-
-class CorpusError(Exception):
-    """A file that cannot be rebuilt as the manifest records it."""
 
 
 @dataclass(frozen=True)
@@ -151,29 +150,6 @@ def derive(spec: FileSpec, source: bytes) -> bytes:
 def raw_url(base: str, spec: FileSpec) -> str:
     quoted = urllib.parse.quote(spec.path, safe="/")
     return f"{base.rstrip('/')}/{spec.repo}/{spec.commit}/{quoted}"
-
-
-def download(url: str, timeout: float = TIMEOUT) -> bytes:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:
-            data: bytes = resp.read()
-            return data
-    except OSError as exc:  # URLError, HTTPError, timeouts
-        raise CorpusError(f"{url}: {exc}") from None
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def present(spec: FileSpec, dest: Path = DEST) -> bool:

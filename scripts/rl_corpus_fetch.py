@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Download the rl-health corpus's repository files into corpora/ and verify their sha256.
 
-    scripts/corpus-fetch                  # download what is missing, verify everything
-    scripts/corpus-fetch --check          # verify the local copies only; download nothing
+    scripts/corpus-fetch rl-health            # download what is missing, verify everything
+    scripts/corpus-fetch rl-health --check    # verify the local copies only; download nothing
 
 labctl commits only its own writing about the real RL logs it is scored on
 (tests/fixtures/rl_health/real/MANIFEST.toml: labels, citations, notes; and issue-thread

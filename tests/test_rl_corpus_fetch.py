@@ -115,8 +115,8 @@ source = "https://github.com/e/f/issues/1"
 
 
 def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(SCRIPT), *map(str, args)], capture_output=True, text=True,
-                          timeout=120, check=False)  # fmt: skip
+    cmd = [str(SCRIPT), "rl-health", *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
 
 
 def test_corpus_fetch_downloads_at_the_pinned_commit_and_verifies(

@@ -28,6 +28,8 @@ from labctl.diagnose.catalog import (
     Catalog,
     Entry,
 )
+from labctl.diagnose.tables import PATTERN_TABLES, pattern_table
+from labctl.diagnose.tables import catalog_error as _err
 from labctl.errors import ConfigError
 
 ACTION_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -51,10 +53,6 @@ _ACTION_NUMBERS = frozenset({"factor", "min", "max", "backoff_s", "min_free_byte
 _ACTION_FLAGS = frozenset({"once", "unset", "resume", "exclude_node", "kill_first"})
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
 MAX_NEAR_LINES = 20
-
-
-def _err(src: str, where: str, msg: str) -> ConfigError:
-    return ConfigError(f"{src}: {where}: {msg}", reason="bad_config", file=src)
 
 
 def _check_entry(raw: Mapping[str, Any], src: str, where: str) -> dict[str, Any]:
@@ -158,8 +156,6 @@ def _finish(d: Mapping[str, Any], src: str, where: str) -> Entry:
     return Entry(**fields)
 
 
-# top-level pattern tables: table -> keys (each a list of regexes)
-PATTERN_TABLES = {"progress": ("patterns",), "notice": ("before", "line")}
 Parsed = tuple[
     list[dict[str, Any]], dict[str, str], dict[str, tuple[str, ...]], dict[str, list[str]]
 ]
@@ -192,7 +188,7 @@ def _parse(text: str, src: str) -> Parsed:
         raise _err(src, "module_packages", "must map module names to package names")
     tables: dict[str, list[str]] = {}
     for name, keys in PATTERN_TABLES.items():
-        tables.update(_pattern_table(data.get(name, {}), src, name, keys))
+        tables.update(pattern_table(data.get(name, {}), src, name, keys))
     return out, dict(mp), _families(data.get("arg_families", {}), src), tables
 
 
@@ -208,26 +204,6 @@ def _families(raw: Any, src: str) -> dict[str, tuple[str, ...]]:
         if not _ID.match(name):
             raise _err(src, "arg_families", f"family {name!r} must be snake_case")
     return {k: tuple(v) for k, v in raw.items()}
-
-
-def _pattern_table(table: Any, src: str, name: str, keys: tuple[str, ...]) -> dict[str, list[str]]:
-    """`[progress] patterns = [...]` (lines that show a job moving on: steps, epochs, bars) and
-    `[notice] before/line = [...]` (advice or a hypothetical, not a failure): lists of regexes,
-    returned as {"progress", "notice_before", "notice_line"}."""
-    if not isinstance(table, dict) or set(table) - set(keys):
-        raise _err(src, name, f"must be a table with the key(s) {', '.join(keys)}")
-    out = {}
-    for key in keys:
-        pats = table.get(key, [])
-        if not isinstance(pats, list) or not all(isinstance(p, str) for p in pats):
-            raise _err(src, name, f"{key!r} must be a list of regexes")
-        for p in pats:
-            try:
-                regex.compile_one(p)
-            except regex.PatternError as exc:
-                raise _err(src, name, f"pattern {p!r}: {exc}") from None
-        out[name if key == "patterns" else f"{name}_{key}"] = pats
-    return out
 
 
 def _merge(base: dict[str, dict[str, Any]], items: list[dict[str, Any]], src: str) -> None:
