@@ -76,15 +76,12 @@ class Emitter:
         self.closed = False
 
     def emit(self, rec: dict[str, Any]) -> dict[str, Any]:
-        clean = self.ctx.redactor.value(rec)
-        # a record passed through untouched goes out as the bytes it came in as
-        raw = getattr(rec, "raw", None) if clean is rec else None
-        rec = clean
         self.counts[str(rec.get("kind"))] += 1
         if self.fmt == "table":
+            rec = self.ctx.redactor.value(rec)
             self.buffer.append(rec)
             return rec
-        line = raw if raw is not None else dumps(rec)
+        rec, line = self._line(rec)
         if self.fmt == "json":
             line = ("[" if not self.started else ",\n") + line
         else:
@@ -92,6 +89,29 @@ class Emitter:
         self.started = True
         self._write(line)
         return rec
+
+    def _line(self, rec: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """The redacted record and its JSON line, after one redaction check of the line.
+
+        A record passed through untouched goes out as the bytes it came in as (`raw`):
+        at once when the line can hold no secret and has no escape that could hide one;
+        else when redacting its values changes nothing and no key is repeated (a
+        shadowed duplicate is in the bytes, not in the values that were checked)."""
+        redactor = self.ctx.redactor
+        raw = getattr(rec, "raw", None)
+        if raw is not None:
+            if "\\" not in raw and not redactor.may_hold(raw):
+                return rec, raw
+            clean = redactor.value(rec)
+            if clean is rec and not _repeats_a_key(raw):
+                return rec, raw
+            return clean, dumps(clean)
+        line = dumps(rec)
+        if redactor.may_hold(line):
+            clean = redactor.value(rec)
+            if clean is not rec:
+                return clean, dumps(clean)
+        return rec, line
 
     def _write(self, text: str) -> None:
         try:
@@ -113,6 +133,29 @@ class Emitter:
                 render(self.buffer, self.ctx)
             except BrokenPipeError:
                 raise PipeClosed() from None
+
+
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _RepeatedKey
+    return out
+
+
+def _repeats_a_key(raw: str) -> bool:
+    """Whether an object in the JSON line repeats a key (the parsed record keeps only the
+    last value; the bytes keep both)."""
+    try:
+        json.loads(raw, object_pairs_hook=_no_repeats)
+    except _RepeatedKey:
+        return True
+    except ValueError:  # NaN and such: parsed without raw bytes, never here
+        return True
+    return False
 
 
 def run_emitter(

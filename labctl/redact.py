@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -54,7 +55,12 @@ _SHAPES: list[tuple[str, str, int, tuple[str, ...]]] = [
         0,
         ("-----BEGIN ",),
     ),
-    ("github_token", r"\bgh[pousr]_[A-Za-z0-9]{20,255}", 0, ("gh",)),
+    (
+        "github_token",
+        r"\bgh[pousr]_[A-Za-z0-9]{20,255}",
+        0,
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
     ("github_token", r"\bgithub_pat_[A-Za-z0-9_]{20,255}", 0, ("github_pat_",)),
     ("hf_token", r"\bhf_[A-Za-z0-9]{20,}", 0, ("hf_",)),
     (
@@ -154,6 +160,9 @@ class Redactor:
         )
         self._labels = {value: label for value, label in items}
         self._literal = re.compile("|".join(re.escape(v) for v, _ in items)) if items else None
+        # a secret inside a JSON line as `json.dumps(..., ensure_ascii=False)` writes it
+        forms = sorted({f for v, _ in items for f in (v, _json_escaped(v))}, key=lambda f: -len(f))
+        self._in_line = re.compile("|".join(map(re.escape, forms))) if forms else None
         self._min_len = min([_SHORTEST_SHAPE, *(len(v) for v, _ in items)])
         self._seen: dict[str, str] = {}
 
@@ -187,6 +196,16 @@ class Redactor:
                 self._seen.clear()
             done = self._seen[s] = self._redact(s)
         return done
+
+    def may_hold(self, line: str) -> bool:
+        """Whether a JSON line could hold a secret `value` would remove: False means no
+        string in it (key or value, a shadowed duplicate key included) holds a configured
+        secret or any shape's trigger. Sound for lines `json.dumps(ensure_ascii=False)`
+        writes (it escapes only `"`, `\\` and control characters, none of which a trigger
+        holds); a line from elsewhere is trusted only without backslash escapes."""
+        if self._in_line is not None and self._in_line.search(line) is not None:
+            return True
+        return _may_hold_shape(line)
 
     def _redact(self, s: str) -> str:
         out = s
@@ -238,6 +257,10 @@ class Redactor:
         if isinstance(obj, list) and all(a is b for a, b in zip(items, obj, strict=True)):
             return obj
         return items
+
+
+def _json_escaped(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)[1:-1]
 
 
 def _replace_group(m: re.Match[str], group: int, label: str) -> str:

@@ -7,65 +7,11 @@ import random
 import string
 
 from helpers import redact_reference as ref
+from helpers.redact_fragments import ENV, FRAGMENTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labctl import redact as fast
-
-# Pieces that trip every shape's triggers, near misses, masks, and characters whose case
-# rules differ between str.casefold and the regex engine (U+0130, U+017F, U+212A).
-FRAGMENTS = [
-    "ghp_" + "A1b2" * 9,
-    "gho_short",
-    "github_pat_" + "x_" * 15,
-    "hf_" + "Z9" * 12,
-    "hf_short",
-    "wandb: Appending key for api.wandb.ai: " + "0123456789abcdef" * 2 + "01234567",
-    "WANDB_API_KEY=" + "f" * 40,
-    "wAnDb " + "a" * 40,
-    "eyJhbGciOi.eyJzdWIiOiIx.c2lnbmF0dXJl",
-    "sb_secret_abcdefghijkl",
-    "sk-proj-" + "q" * 24,
-    "sk-abc",
-    "AKIAABCDEFGHIJKLMNOP",
-    "ASIA0123456789ABCDEF",
-    "xoxb-1234567890-abc",
-    "Authorization: Bearer abc.def-ghi",
-    "BEARER   tok",
-    "basic dXNlcjpwYXNz",
-    "BASİC dXNlcjpwYXNzd29yZA==",
-    "baſic dXNlcjpwYXNzd29yZA==",
-    "postgres://lab:hunter2@db.internal/runs",
-    "https://user@host/x",
-    "password=hunter22",
-    "PASSWORD: 'x y'",
-    "pwd=abc",
-    "client_secret: s3cr3tvalue",
-    "secret",
-    "MY_SERVICE_TOKEN=abcd1234",
-    "GITHUB_TOKEN:",
-    "API_KEY = 'zzzzzz'",
-    "[REDACTED:github_token]",
-    "[REDACTED:GITHUB_TOKEN]=abcdef",
-    "-----BEGIN RSA PRIVATE KEY-----\nMIIabc\n-----END RSA PRIVATE KEY-----",
-    "-----BEGIN OPENSSH PRIVATE KEY-----\ntruncated",
-    "step 1200 loss 0.42 grad_norm 1.3",
-    "/scratch/run-3/checkpoint-1200",
-    "running-progressing",
-    "İ",
-    "K",
-    "ſ",
-    "\n",
-    " ",
-    "=",
-    ":",
-    "'",
-    '"',
-    "@",
-    "s3cr3t-Value-9f8e7d6c",
-    "tok3n-XYZ",
-]
-ENV = {"GITHUB_TOKEN": "s3cr3t-Value-9f8e7d6c", "MY_TOKEN": "tok3n-XYZ", "X_SECRET": "abc12345"}
 
 
 def _pair(env: dict[str, str]) -> tuple[ref.Redactor, fast.Redactor]:
