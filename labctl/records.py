@@ -6,6 +6,7 @@ offset (`2026-11-30T18:24:39Z`), durations are seconds, sizes are bytes, unknown
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable
@@ -26,7 +27,12 @@ def rfc3339(epoch: float | None) -> str | None:
     """Epoch seconds -> `YYYY-MM-DDTHH:MM:SSZ` (UTC). None stays None."""
     if epoch is None:
         return None
-    return datetime.fromtimestamp(int(epoch), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _utc_text(int(epoch))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a poll's jobs share their submit/start/end seconds
+def _utc_text(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_rfc3339(text: str | None) -> float | None:

@@ -9,6 +9,7 @@ caller can turn one bad cell into a `bad_output` record instead of a wrong answe
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime, tzinfo
 
 # SLURM's sentinels (slurm.h). NO_VAL is what `%a` expands to for a job that is not an
@@ -54,6 +55,7 @@ STATE_CODES = {
 }
 
 
+@functools.lru_cache(maxsize=4096)  # a few dozen distinct cells in a whole sacct answer
 def parse_state(text: str) -> tuple[str | None, int | None]:
     """`CANCELLED by 1234` -> ("CANCELLED", 1234); `RUNNING` -> ("RUNNING", None).
 
@@ -73,6 +75,7 @@ def parse_state(text: str) -> tuple[str | None, int | None]:
 # --------------------------------------------------------------------------- exit codes
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_exit_code(text: str) -> tuple[int | None, int | None]:
     """`3:0` -> (3, 0); `0:15` -> (0, 15); empty (NODE_FAIL steps) -> (None, None)."""
     t = text.strip()

@@ -19,6 +19,7 @@ _JOB_ID_RE = re.compile(
     r"(?:\+(?P<het>\d+))?"
     r"(?:\.(?P<step>[A-Za-z0-9_-]+))?"
 )
+_STEP_RE = re.compile(r"[A-Za-z0-9_-]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +57,11 @@ class JobId:
 def parse_job_id(text: str) -> JobId:
     """Split a job id as sacct/squeue print it into its parts. Raises SlurmValueError."""
     t = text.strip()
-    if t.isdigit():  # fast path: most rows are plain jobs
+    if t.isdigit():  # fast paths: most rows are plain jobs and their steps
         return JobId(text=t, job_id=int(t))
+    head, dot, step = t.partition(".")
+    if dot and head.isdigit() and _STEP_RE.fullmatch(step):
+        return JobId(text=t, job_id=int(head), step=step)
     m = _JOB_ID_RE.fullmatch(t)
     if m is None:
         raise SlurmValueError(f"not a SLURM job id: {text!r}")

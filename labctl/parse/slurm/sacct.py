@@ -31,6 +31,7 @@ from labctl.parse.slurm.table import (
     TERMINAL_STATES,
     JobRecord,
     SlurmParseError,
+    iter_delimited,
     new_record,
     parse_delimited,
     ran_on_a_node,
@@ -78,7 +79,7 @@ def _apply_id(rec: JobRecord, row: Mapping[str, str]) -> None:
         rec["het_offset"] = jid.het_offset
     raw = row.get("JobIDRaw")
     if raw:
-        rec["job_id_raw"] = parse_job_id(raw).job_id
+        rec["job_id_raw"] = (jid if raw == text else parse_job_id(raw)).job_id
     elif not jid.is_array:
         rec["job_id_raw"] = jid.job_id
 
@@ -267,8 +268,42 @@ def sacct_jobs(
     """sacct output -> one summarised record per allocation row, in sacct's order.
     `--parsable2` output (what `sacct_argv` asks for) has no trailing delimiter, so a job
     name that ends with the delimiter stays intact; pass True for `--parsable`."""
-    rows = parse_sacct(text, fields, delimiter, trailing_delimiter=trailing_delimiter)
-    return [summarise_sacct_job(g) for g in group_sacct(normalise_sacct_row(r, tz) for r in rows)]
+    if free_text := next((f for f in _FREE_TEXT_FIELDS if f in fields), None):
+        rows = iter_delimited(
+            text, fields, delimiter, free_text=free_text, trailing_delimiter=trailing_delimiter
+        )
+    else:
+        rows = iter_delimited(text, fields, delimiter, trailing_delimiter=trailing_delimiter)
+    records = (step_row(r) if _is_step(r) else normalise_sacct_row(r, tz) for r in rows)
+    return [summarise_sacct_job(g) for g in group_sacct(records)]
+
+
+def _is_step(row: Mapping[str, str]) -> bool:
+    return "." in (row.get("JobID") or row.get("JobIDRaw") or "")
+
+
+_STEP_KEYS = (
+    *("job_id", "job_id_raw", "array_job_id", "array_task_id", "array_tasks"),
+    *("array_throttle", "het_job_id", "het_offset", "step", "state", "state_raw"),
+    *("cancelled_by", "reason", "exit_code", "signal", "derived_exit_code", "derived_signal"),
+    *("start_epoch", "end_epoch"),  # settle_lifecycle's, left unparsed (None)
+)
+
+
+def step_row(row: Mapping[str, str]) -> JobRecord:
+    """A step row (`6_2.batch`, `6_2.extern`, `6_2.0`) as `sacct_jobs` needs it: its ids,
+    state and exit code, the cells `summarise_sacct_job` reads. Its times, nodes and
+    names describe the step, not the job, and are not parsed (a third of the work of a
+    large sacct answer is its allocation rows; the rest is steps)."""
+    rec: JobRecord = dict.fromkeys(_STEP_KEYS)
+    rec["source"] = "sacct"
+    try:
+        _apply_id(rec, row)
+        _apply_state(rec, row)
+    except SlurmValueError as exc:
+        raise SlurmParseError(f"{exc} in sacct row {dict(row)!r}") from exc
+    settle_lifecycle(rec)  # a step still running has no exit code yet
+    return rec
 
 
 def latest_attempts(jobs: Iterable[JobRecord]) -> list[JobRecord]:

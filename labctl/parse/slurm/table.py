@@ -4,7 +4,7 @@ a normalised job record.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 JobRecord = dict[str, Any]
@@ -40,6 +40,23 @@ def parse_delimited(
       that field (a newline inside a job name).
     - A row with fewer cells raises SlurmParseError (cut or foreign output).
     """
+    return list(
+        iter_delimited(
+            text, fields, delimiter, free_text=free_text, trailing_delimiter=trailing_delimiter
+        )
+    )
+
+
+def iter_delimited(
+    text: str,
+    fields: Sequence[str],
+    delimiter: str,
+    *,
+    free_text: str | None = None,
+    trailing_delimiter: bool | None = None,
+) -> Iterator[dict[str, str]]:
+    """`parse_delimited`, one row at a time (a row is yielded once the next line shows it
+    is complete, so thousands of rows are never all held at once)."""
     n = len(fields)
     if n == 0:
         raise ValueError("no fields")
@@ -50,7 +67,7 @@ def parse_delimited(
     if trailing_delimiter is None:
         nonblank = [ln.rstrip("\r") for ln in lines if ln.strip()]
         trailing_delimiter = bool(nonblank) and all(ln.endswith(delimiter) for ln in nonblank)
-    rows: list[dict[str, str]] = []
+    last: dict[str, str] | None = None
     for line_no, raw_line in enumerate(lines, 1):
         line = raw_line[:-1] if raw_line.endswith("\r") else raw_line
         if not line.strip():
@@ -59,21 +76,22 @@ def parse_delimited(
         if trailing_delimiter and len(parts) > n and parts[-1] == "":
             parts.pop()
         count = len(parts)
-        if count == n:
-            rows.append(dict(zip(fields, parts, strict=True)))
-        elif count > n:
-            merged = delimiter.join(parts[idx : count - tail])
-            parts[idx : count - tail] = [merged]
-            rows.append(dict(zip(fields, parts, strict=True)))
-        elif count == 1 and rows and tail == 0:
-            rows[-1][fields[idx]] += "\n" + line
-        else:
+        if count == 1 < n and last is not None and tail == 0:
+            last[fields[idx]] += "\n" + line
+            continue
+        if count > n:
+            parts[idx : count - tail] = [delimiter.join(parts[idx : count - tail])]
+        elif count < n:
             raise SlurmParseError(
                 f"{count} cells, expected {n} ({delimiter!r}-separated {','.join(fields)})",
                 line_no=line_no,
                 line=line,
             )
-    return rows
+        if last is not None:
+            yield last
+        last = dict(zip(fields, parts, strict=True))
+    if last is not None:
+        yield last
 
 
 RECORD_KEYS: tuple[str, ...] = (
