@@ -399,8 +399,14 @@ def test_11_stack_parent_merges_child_is_retargeted_not_merged(
     assert len(gh.calls("PUT")) == 1 and not gh.calls("DELETE")
     assert [r.body for r in gh.calls("PATCH", "/pulls/2$")] == [{"base": "main"}]
     assert repo.pulls[2].state == "open" and repo.pulls[2].base == "main"
-    again = merge_green(gh, tmp_path, apply=True)  # the next run merges the child
-    assert again.pr(2)["decision"] == "merged"
+    # the next run: the child's checks ran against feat-a, before the retarget
+    again = merge_green(gh, tmp_path, apply=True)
+    rec = again.pr(2)
+    assert (rec["decision"], rec["reason"]) == ("waiting", "checks_predate_retarget")
+    assert "tested the old base" in rec["message"] and merge_puts(gh, 2) == []
+    repo.green(child)  # CI runs again on the child's head, now against main
+    last = merge_green(gh, tmp_path, apply=True)
+    assert last.pr(2)["decision"] == "merged"
     assert merge_puts(gh, 2) == [{"sha": child.sha, "merge_method": "squash"}]
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from labctl.backends.github_errors import (
@@ -32,7 +33,15 @@ from labctl.backends.github_errors import (
     Unreachable,
     translate,
 )
-from labctl.backends.github_model import Check, Pull, RepoInfo, Review, checks_from, pull_from
+from labctl.backends.github_model import (
+    Check,
+    Pull,
+    RepoInfo,
+    Review,
+    checks_from,
+    instant,
+    pull_from,
+)
 
 __all__ = [
     "AuthFailed",
@@ -58,6 +67,10 @@ query($owner: String!, $name: String!, $number: Int!) {
   }
 }
 """
+
+# Issue events that change a PR's base: a PATCH (anyone's), or GitHub's own retarget when
+# the parent's branch is deleted on merge.
+BASE_CHANGES = frozenset({"base_ref_changed", "automatic_base_change_succeeded"})
 
 # A separate query: older GitHub Enterprise servers lack the field (then: unknown).
 MERGE_QUEUE_QUERY = """
@@ -167,6 +180,18 @@ class GitHub:
                 "GET", self._url(name, f"/pulls/{number}")
             )
         return pull_from(data)
+
+    def base_changed_at(self, name: str, number: int) -> str | None:
+        """When the PR's base branch last changed (GitHub's ISO timestamp); None: never.
+        Its issue events (`GET /issues/N/events`, oldest first), every page."""
+        latest: tuple[datetime, str] | None = None
+        with self._errors(f"list the events of {name}#{number}"):
+            for event in self._repo(name).get_issue(number).get_events():
+                raw = event._rawData
+                when = instant(raw.get("created_at"))
+                if raw.get("event") in BASE_CHANGES and when and (not latest or when > latest[0]):
+                    latest = (when, str(raw["created_at"]))
+        return latest[1] if latest else None
 
     def check_runs(self, name: str, sha: str) -> tuple[list[Check], int]:
         """Every check run on the commit (all pages) and GitHub's total_count."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -49,6 +50,16 @@ class Check:
     kind: str  # check_run | status
     state: str  # a check run's conclusion (or its status while running); a status's state
     done: bool
+    finished_at: str | None = None  # a run's completed_at, a status's updated_at (ISO 8601)
+
+
+def instant(text: str | None) -> datetime | None:
+    """GitHub's ISO 8601 timestamp ("2026-01-01T00:00:00Z", UTC); None if absent or unreadable."""
+    try:
+        when = datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def _login(obj: Any) -> str | None:
@@ -89,8 +100,10 @@ def checks_from(items: list[dict[str, Any]], kind: str) -> list[Check]:
         if kind == "check_run":
             done = item.get("status") == "completed"
             state = str(item.get("conclusion") if done else item.get("status"))
-            out.append(Check(str(item.get("name")), kind, state, done))
+            finished = item.get("completed_at") if done else None
+            out.append(Check(str(item.get("name")), kind, state, done, finished))
         else:
-            state = str(item.get("state"))
-            out.append(Check(str(item.get("context")), kind, state, state != "pending"))
+            state, done = str(item.get("state")), item.get("state") != "pending"
+            finished = (item.get("updated_at") or item.get("created_at")) if done else None
+            out.append(Check(str(item.get("context")), kind, state, done, finished))
     return out

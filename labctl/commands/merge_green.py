@@ -7,7 +7,9 @@ no CI reported yet is `waiting`. The merge pins the checked SHA; a head that mov
 `waiting`. Blocked with green checks: the review decision says why; labctl approves only
 where `approve = true` and never the token's own PR. Stacked PRs: the parent merges
 without deleting its branch, the child is retargeted to the parent's base and merges in a
-later run. A repo outside the allowlist, or whose canonical name differs, is never read.
+later run, once its checks have run again on the new base (a PR whose base changed after a
+check finished waits: `checks_predate_retarget`). A repo outside the allowlist, or whose
+canonical name differs, is never read.
 
 Default is a dry run (no write at all); `--apply` acts. One `pr` record per PR with its
 decision: merged, would_merge, waiting, blocked, skipped, failed.

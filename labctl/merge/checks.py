@@ -28,13 +28,15 @@ class Rollup:
     reason: str  # snake_case, for the pr record
     message: str
     summary: dict[str, Any] = field(default_factory=dict)
+    # green only: each check's name and when it finished (GitHub's timestamp, or None)
+    finished: tuple[tuple[str, str | None], ...] = ()
 
 
 def _names(checks: Sequence[Check]) -> list[str]:
     return sorted({c.name for c in checks})[:MAX_NAMES]
 
 
-def _listing(names: list[str], total: int) -> str:
+def listing(names: list[str], total: int) -> str:
     more = f" and {total - len(names)} more" if total > len(names) else ""
     return ", ".join(names) + more
 
@@ -80,14 +82,14 @@ def rollup(
         names = [f"{c.name} ({c.state})" if c.state != "failure" else c.name for c in failed]
         shown = sorted(set(names))[:MAX_NAMES]
         return Rollup(
-            "red", "check_failed", f"check failed: {_listing(shown, len(set(names)))}", summary
+            "red", "check_failed", f"check failed: {listing(shown, len(set(names)))}", summary
         )
     if strict_skipped and soft:
         shown = sorted({f"{c.name} ({c.state})" for c in soft})
         return Rollup(
             "red",
             "check_not_passed",
-            f"not a pass with strict_skipped: {_listing(shown[:MAX_NAMES], len(shown))}",
+            f"not a pass with strict_skipped: {listing(shown[:MAX_NAMES], len(shown))}",
             summary,
         )
     pending = [c for c in every if not c.done]
@@ -96,12 +98,13 @@ def rollup(
         return Rollup(
             "pending",
             "checks_pending",
-            f"waiting for checks: {_listing(names, len({c.name for c in pending}))}",
+            f"waiting for checks: {listing(names, len({c.name for c in pending}))}",
             summary,
         )
     if not every:
         return Rollup("pending", "no_ci", "no CI reported yet on this commit", summary)
-    return Rollup("green", "green", _passed(len(every), soft), summary)
+    finished = tuple((c.name, c.finished_at) for c in every)
+    return Rollup("green", "green", _passed(len(every), soft), summary, finished)
 
 
 def _passed(total: int, soft: Sequence[Check]) -> str:
@@ -110,5 +113,5 @@ def _passed(total: int, soft: Sequence[Check]) -> str:
     for state in ("skipped", "neutral"):
         names = sorted({c.name for c in soft if c.state == state})
         if names:
-            message += f"; {state}: {_listing(names[:MAX_NAMES], len(names))}"
+            message += f"; {state}: {listing(names[:MAX_NAMES], len(names))}"
     return message

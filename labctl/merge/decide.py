@@ -7,9 +7,11 @@ finish; the record says what is left).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from labctl.backends.github_model import Pull, Review
+from labctl.backends.github_model import Pull, Review, instant
+from labctl.merge.checks import MAX_NAMES, listing
 from labctl.merge.policy import Policy
 
 MERGEABLE_STATES = frozenset({"clean", "has_hooks", "unstable"})
@@ -103,6 +105,28 @@ def by_review(review: Review, pull: Pull, policy: Policy) -> Verdict | str:
         "GitHub reports blocked with every check green and no review missing: another "
         "rule applies (merge queue, conversation resolution, signed commits, deployments "
         "or a ruleset)",
+    )
+
+
+def checks_predate(
+    base_changed_at: str | None, finished: Sequence[tuple[str, str | None]], base: str
+) -> Verdict | None:
+    """Green checks that finished before the PR's base last changed (a retargeted stacked
+    child) tested the old base. Every check (name, finish time) must have finished after
+    the change, on this head: a re-run, or a push. A check that re-runs on any PR edit (a
+    title linter) proves nothing about the rest. None: all newer, or the base never changed."""
+    changed = instant(base_changed_at)
+    if changed is None:
+        return None
+    stale = sorted({name for name, at in finished if not (when := instant(at)) or when <= changed})
+    if not stale:
+        return None
+    names = listing(stale[:MAX_NAMES], len(stale))
+    return waiting(
+        "checks_predate_retarget",
+        f"its base became {base} at {base_changed_at}, after {names} finished: they tested "
+        "the old base. It merges once they have run on the new base (re-run them or push: "
+        "by default GitHub Actions does not run on a base change)",
     )
 
 

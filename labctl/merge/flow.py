@@ -5,7 +5,8 @@ Every write is pinned to the head SHA whose checks were read: the merge sends `s
 approval `commit_id`, a branch update `expected_head_sha`. A write is sent at most twice,
 and the second time only after a rate-limit wait and a re-read that shows it did not land;
 after any other write error the PR is re-read before anything is decided. The branch is
-never deleted (that would close stacked children).
+never deleted (that would close stacked children). A check that finished before the PR's
+base last changed (a retargeted stacked child) tested the old base: the PR waits.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from labctl.merge.decide import (
     blocked,
     by_review,
     by_state,
+    checks_predate,
     failed,
     merge_refusal,
     skip_reason,
@@ -80,6 +82,13 @@ class RepoRun:
             runs, runs_total, statuses, statuses_total, strict_skipped=self.policy.strict_skipped
         )
 
+    def predate(self, facts: Facts, roll: Rollup) -> Verdict | None:
+        """Did the base change after a check finished? Asked only of a PR about to be
+        approved or merged: one more read (its issue events), a page per 100 events."""
+        pull = facts.pull
+        changed = self.s.pacer.read(self.gh.base_changed_at, self.name, pull.number)
+        return checks_predate(changed, roll.finished, pull.base_ref)
+
     def record(self, facts: Facts, verdict: Verdict) -> dict[str, Any]:
         return pr_record(self.name, facts, verdict, dry_run=not self.s.apply)
 
@@ -123,6 +132,10 @@ class RepoRun:
             if approved:
                 return blocked("protection", "approved, but GitHub still reports it blocked")
             return self.review(facts, sha, roll)
+        if not approved:  # an approval is sent only after the same question
+            stale = self.predate(facts, roll)
+            if stale is not None:
+                return stale
         return self.merge(facts, sha, roll)
 
     def review(self, facts: Facts, sha: str, roll: Rollup) -> Verdict:
@@ -139,6 +152,9 @@ class RepoRun:
                     "the base branch requires the merge queue (labctl does not enqueue)",
                 )
             return step
+        stale = self.predate(facts, roll)
+        if stale is not None:
+            return stale
         facts.actions.append("approve")
         if not self.s.apply:
             facts.actions.append("merge")

@@ -4,8 +4,10 @@ A child is a PR whose base branch is the head branch of another open PR of the s
 Parents come first; a child waits while its parent is open. Once the parent merges (in
 this run, or earlier and its branch was kept), the child is retargeted to the parent's
 base with a PATCH — never merged in the run that merged its parent, and never by deleting
-the parent's branch, which would close it. A child GitHub already closed (its base
-branch went away) is `failed`, with the steps to recover it.
+the parent's branch, which would close it. A later run merges it only once its checks
+have run again on the new base (GitHub records the PATCH as a `base_ref_changed` event;
+flow.py compares it with each check's finish time). A child GitHub already closed (its
+base branch went away) is `failed`, with the steps to recover it.
 """
 
 from __future__ import annotations

@@ -39,6 +39,13 @@ def repo_route(gh: FakeGitHub, repo: FakeRepo, req: Req, tail: str) -> Answer:
     if m:
         pr = repo.pulls.get(int(m[1]))
         return pull_route(gh, repo, pr, req, m[2] or "") if pr else NOT_FOUND
+    m = re.match(r"^/issues/(\d+)/events$", tail)
+    if m and req.method == "GET":
+        pr = repo.pulls.get(int(m[1]))
+        if pr is None:
+            return NOT_FOUND
+        page, headers = paginate(gh, req, st.event_json(repo, pr, gh.url))
+        return 200, page, headers
     m = re.match(r"^/commits/([0-9a-f]+)$", tail)
     if m and req.method == "GET":
         url = f"{gh.url}/repos/{repo.full_name}/commits/{m[1]}"
@@ -74,7 +81,7 @@ def pull_route(gh: FakeGitHub, repo: FakeRepo, pr: st.FakePR, req: Req, tail: st
     if tail == "" and req.method == "GET":
         return 200, st.pr_json(repo, pr, gh.url, single=True), {}
     if tail == "" and req.method == "PATCH":
-        refused = st.retarget(pr, body["base"]) if "base" in body else None
+        refused = st.retarget(repo, pr, body["base"]) if "base" in body else None
         return (*refused, {}) if refused else (200, st.pr_json(repo, pr, gh.url, single=True), {})
     if tail == "/merge" and req.method == "PUT":
         return (*st.merge(repo, pr, body), {})
@@ -94,6 +101,8 @@ def commit_route(gh: FakeGitHub, repo: FakeRepo, req: Req, sha: str, what: str) 
                 "head_sha": sha,
                 "status": run["status"],
                 "conclusion": run["conclusion"],
+                "started_at": run.get("started_at"),
+                "completed_at": run.get("completed_at"),
                 "url": f"{gh.url}/repos/{repo.full_name}/check-runs/{i + 1}",
             }
             for i, run in enumerate(repo.runs.get(sha, []))

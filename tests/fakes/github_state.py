@@ -6,15 +6,19 @@ the semantics follow GitHub's docs (see merge-green's research notes): the PR li
 `mergeable*`, a merge PUT with a stale `sha` is 409, a 405 names why, a separate branch
 deletion closes stacked children while the repo setting `delete_branch_on_merge`
 retargets them, a closed PR cannot change base, and nobody approves their own PR.
+Time is a per-repo clock that moves a minute at each event (a check finishing, a status,
+a base change), so "did CI run after the retarget?" has one answer.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 MERGEABLE = ("clean", "has_hooks", "unstable")
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def fake_sha(*parts: object) -> str:
@@ -41,6 +45,7 @@ class FakePR:
     head_repo: str | None = None  # None: the repo itself
     merge_commit_sha: str | None = None
     move_head_on_merge: str | None = None  # a push lands just before the merge call
+    events: list[dict[str, Any]] = field(default_factory=list)  # its issue events
 
 
 @dataclass
@@ -60,6 +65,15 @@ class FakeRepo:
     runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     suites: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    minutes: int = 0  # the repo's clock
+
+    def now(self) -> str:
+        """The clock moves one minute per reading: every event is later than the last."""
+        self.minutes += 1
+        return (EPOCH + timedelta(minutes=self.minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def event(self, pr: FakePR, kind: str, actor: str = "labctl-bot") -> None:
+        pr.events.append({"event": kind, "actor": actor, "created_at": self.now()})
 
     def pr(self, number: int, **kw: Any) -> FakePR:
         kw.setdefault("head", f"feature-{number}")
@@ -70,18 +84,34 @@ class FakeRepo:
         return pr
 
     def checks(self, sha: str, *runs: tuple[str, str, str | None]) -> None:
-        """Check runs as (name, status, conclusion)."""
-        self.runs[sha] = [
-            {"name": name, "status": status, "conclusion": conclusion}
-            for name, status, conclusion in runs
-        ]
+        """Check runs as (name, status, conclusion); each finished one finishes now."""
+        self.runs[sha] = [self.run(*run) for run in runs]
+
+    def rerun(self, sha: str, name: str, conclusion: str = "success") -> None:
+        """One check run again (GitHub's `filter=latest` then shows only the new run)."""
+        runs = [r for r in self.runs.get(sha, []) if r["name"] != name]
+        self.runs[sha] = [*runs, self.run(name, "completed", conclusion)]
+
+    def run(self, name: str, status: str, conclusion: str | None) -> dict[str, Any]:
+        return {
+            "name": name,
+            "status": status,
+            "conclusion": conclusion,
+            "started_at": self.now(),
+            "completed_at": self.now() if status == "completed" else None,
+        }
 
     def green(self, pr: FakePR, n: int = 3) -> FakePR:
         self.checks(pr.sha, *[(f"job{i}", "completed", "success") for i in range(n)])
         return pr
 
     def status(self, sha: str, *items: tuple[str, str]) -> None:
-        self.statuses[sha] = [{"context": c, "state": s} for c, s in items]
+        self.statuses[sha] = []
+        for context, state in items:
+            when = self.now()
+            self.statuses[sha].append(
+                {"context": context, "state": state, "created_at": when, "updated_at": when}
+            )
 
 
 def repo_json(repo: FakeRepo, base: str) -> dict[str, Any]:
@@ -160,6 +190,7 @@ def merge(repo: FakeRepo, pr: FakePR, body: dict[str, Any]) -> tuple[int, dict[s
         if child.state == "open" and child.base == pr.head:
             if repo.delete_branch_on_merge:
                 child.base = pr.base
+                repo.event(child, "automatic_base_change_succeeded", actor="github")
             elif repo.close_children_on_merge:
                 child.state = "closed"
     return 200, {"sha": pr.merge_commit_sha, "merged": True, "message": "Pull Request merged"}
@@ -178,14 +209,34 @@ def approve(pr: FakePR, body: dict[str, Any], viewer: str) -> tuple[int, dict[st
     return 200, {"id": 1, "state": "APPROVED", "commit_id": pr.sha}
 
 
-def retarget(pr: FakePR, base: str) -> tuple[int, dict[str, Any]] | None:
+def retarget(repo: FakeRepo, pr: FakePR, base: str) -> tuple[int, dict[str, Any]] | None:
     if pr.state != "open":
         return 422, {
             "message": "Validation Failed",
             "errors": [{"message": "Cannot change the base branch of a closed pull request."}],
         }
-    pr.base = base
+    if base != pr.base:
+        pr.base = base
+        repo.event(pr, "base_ref_changed")
     return None
+
+
+def event_json(repo: FakeRepo, pr: FakePR, base: str) -> list[dict[str, Any]]:
+    """GET /issues/N/events: the issue event object's common properties, oldest first."""
+    return [
+        {
+            "id": repo.id * 100_000 + pr.number * 100 + i,
+            "node_id": f"IE_{pr.number}_{i}",
+            "url": f"{base}/repos/{repo.full_name}/issues/events/{pr.number * 100 + i}",
+            "actor": {"login": event["actor"]},
+            "event": event["event"],
+            "commit_id": None,
+            "commit_url": None,
+            "created_at": event["created_at"],
+            "performed_via_github_app": None,
+        }
+        for i, event in enumerate(pr.events)
+    ]
 
 
 def update_branch(pr: FakePR, expected: str | None) -> tuple[int, dict[str, Any]]:
