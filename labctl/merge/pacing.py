@@ -71,4 +71,7 @@ class Pacer:
         try:
             return send()
         except RateLimited as exc:
-            raise RateLimitStop(f"GitHub rate limit persists ({exc.message})") from None
+            raise RateLimitStop(
+                f"GitHub rate limit persists ({exc.message}): the write was refused twice "
+                "and is not sent again in this run"
+            ) from None

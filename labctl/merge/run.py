@@ -109,7 +109,12 @@ def walk(
         except (RateLimitStop, Unreachable, AuthFailed) as exc:
             reason = _reason(exc)
             for rest in order[i:]:
-                verdict = failed(reason, f"not finished: {exc.message}")
+                why = (
+                    "not finished"
+                    if rest is pull
+                    else f"not read: the run stopped at #{pull.number}"
+                )
+                verdict = failed(reason, f"{why}: {exc.message}")
                 yield pr_record(info.full_name, Facts(rest), verdict, dry_run=not rr.s.apply)
             raise
         except GitHubError as exc:
