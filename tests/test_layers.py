@@ -10,14 +10,15 @@ import pytest
 from helpers.cli import ROOT
 
 PACKAGE = ROOT / "labctl"
+PACKAGES = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
 # a core that needs no other core (disk, health): every other core and command is off limits
 LEAF_CORE = {"poll", "diagnose", "render", "cluster", "commands", "gate", "guard", "cron"}
-LEAF_CORE |= {"experiments", "supervise"}
+LEAF_CORE |= {"experiments", "supervise", "merge"}
 # layer -> the labctl packages it must not import (at module level or inside a function)
 FORBIDDEN = {
     "parse": {"backends", "cluster", "poll", "diagnose", "render", "commands", "progress"},
     "progress": {"backends", "cluster", "poll", "diagnose", "render", "commands"},
-    "backends": {"cluster", "poll", "diagnose", "render", "commands"},
+    "backends": {"cluster", "poll", "diagnose", "render", "commands", "merge"},
     "cluster": {"poll", "diagnose", "render", "commands"},
     "poll": {"diagnose", "render", "commands"},
     "diagnose": {"poll", "render", "commands"},
@@ -31,6 +32,8 @@ FORBIDDEN = {
     "logbook.py": {"poll", "diagnose", "render", "cluster", "commands", "backends"},
     # supervise carries out diagnose's catalog actions, so it may use diagnose's engine
     "supervise": {"poll", "render", "commands", "gate", "guard", "experiments", "cron"},
+    # merge-green reaches GitHub through backends/github.py only; no other core, no parser
+    "merge": PACKAGES - {"merge", "backends"},
     "disk": LEAF_CORE | {"health"},
     "health": LEAF_CORE | {"disk"},
     "rlhealth": LEAF_CORE - {"cluster"} | {"disk", "health"},
