@@ -75,6 +75,27 @@ def test_blocked_exits_1_and_renders_as_a_table(gh: FakeGitHub, tmp_path: Path) 
     assert "check failed: gpu-tests" in table.stdout
 
 
+def test_an_archived_repo_is_reported_but_a_mistyped_one_exits_1(
+    gh: FakeGitHub, tmp_path: Path
+) -> None:
+    gh.repo("lab/old-evals", archived=True).green(gh.repos["lab/old-evals"].pr(4))
+    repo = gh.repo("lab/trainer")
+    repo.green(repo.pr(1))
+    e = env(gh, config(tmp_path, "", allowlist=("lab/old-evals", "lab/trainer")))
+    cron = run_labctl("merge-green", "--apply", env=e)  # what cron runs: the allowlist
+    assert cron.code == 0, cron.stdout + cron.stderr
+    archived, merged = cron.records
+    assert (archived["kind"], archived["repo"], archived["reason"]) == (
+        "repo",
+        "lab/old-evals",
+        "archived",
+    )
+    assert merged["decision"] == "merged" and not gh.calls("GET", "/old-evals/pulls")
+    typo = run_labctl("merge-green", "lab/trainr", "--apply", env=e)
+    assert typo.code == 1 and typo.records[0]["reason"] == "not_allowlisted"
+    assert len(gh.writes()) == 1
+
+
 def test_the_token_from_the_config_file_is_used_and_never_shown(
     gh: FakeGitHub, tmp_path: Path
 ) -> None:

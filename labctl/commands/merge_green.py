@@ -82,7 +82,8 @@ SCHEMAS = {
     "repo": record(
         "repo",
         "A repo merge-green refused to touch (zero writes): not in the allowlist, renamed "
-        "(GitHub's canonical name differs from the one asked for) or archived. Exit 1.",
+        "(GitHub's canonical name differs from the one asked for) or archived. Exit 1, "
+        "except archived (GitHub takes no write there; drop it from the allowlist).",
         {
             "repo": {"type": "string"},
             "canonical": STR_OR_NULL,
