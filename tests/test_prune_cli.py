@@ -148,6 +148,20 @@ def test_login_token_and_hub_cache_are_never_entries_to_delete(tmp_path: Path) -
     assert (hf_home / "token").exists() and (hf_home / "hub" / "models--a--b").exists()
 
 
+def test_a_glob_rule_inside_the_hub_cache_deletes_no_blob(tmp_path: Path) -> None:
+    """huggingface_hub's blob store is pruned through its own API only: a hand-written
+    glob rooted in the cache finds the blobs and keeps them all."""
+    hub = tmp_path / "hf" / "hub"
+    blob = write(hub / "models--a--b" / "blobs" / "0123abcd", 50_000)
+    age_tree(tmp_path / "hf", 30)
+    rule = {"kind": "glob", "root": str(hub), "pattern": "*/blobs/*"}
+    cfg = write_config(tmp_path, [rule])
+    env = {"HF_HOME": str(tmp_path / "hf")}
+    found = candidates(prune(cfg, "--apply", "--all", "--min-free-gb", "0", env=env))
+    assert found["models--a--b/blobs/0123abcd"]["reason"] == "hf_cache_managed"
+    assert blob.stat().st_size == 50_000
+
+
 def test_min_age_and_keep_newest(tmp_path: Path) -> None:
     root = tmp_path / "pip"
     cache_entries(root, 4, 1000)

@@ -138,3 +138,61 @@ def test_recent_traces_and_no_repo_configured(
     assert found["exp-new"]["reason"] == "too_recent"
     assert found["exp-size"]["reason"] == "no_hub_repo"
     assert found["exp-ok"]["safe"]
+
+
+def _tree(root: Path) -> list[tuple[str, int]]:
+    return sorted((str(p.relative_to(root)), p.lstat().st_size) for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        {"kind": "glob", "root": "~/experiments", "pattern": "traces/*"},
+        {"kind": "glob", "root": "~/experiments", "pattern": "*/*"},
+        {"kind": "cache_dir", "root": "~/experiments"},
+        {"kind": "glob", "root": "~/experiments/traces", "pattern": "*"},
+        {"kind": "glob", "root": "~/experiments/traces/exp-missing", "pattern": "**"},
+    ],
+)
+def test_no_other_rule_deletes_trace_folders_even_with_no_traces_rule(
+    traces: Path, isolated_env: Path, rule: dict[str, str]
+) -> None:
+    """The runbook: traces go only once verified on the Hub, never in a blanket delete.
+    No traces rule is configured, so the default trace location is the one guarded; the
+    same rule still deletes what lies next to it."""
+    scratch = write(isolated_env / "experiments" / "scratch" / "old.log", 5000)
+    age_tree(scratch.parent, 30)
+    before = _tree(traces)
+    cfg = write_config(isolated_env, [rule])
+    res = prune(cfg, "--apply", "--all", "--min-free-gb", "0")
+    found = candidates(res)
+    inside = {n: c for n, c in found.items() if c["path"].startswith(str(traces))}
+    assert inside, found  # the rule did reach into the traces
+    for name, cand in inside.items():
+        assert cand["status"] == "kept" and not cand["applied"], name
+        if cand["reason"] != "symlink":  # exp-linked: a link, kept for that first
+            assert cand["reason"] == "traces_managed", cand
+            assert "kind traces" in cand["message"]
+    assert _tree(traces) == before
+    if rule["root"] == "~/experiments" and rule.get("pattern") != "traces/*":
+        assert not scratch.exists()  # the rule still works outside the traces
+
+
+def test_a_configured_traces_root_is_guarded_when_only_another_rule_runs(
+    hub: FakeHub, isolated_env: Path
+) -> None:
+    """A traces rule with its own root guards it from the other rules even when
+    `--rule` runs only another one (and an unverified folder stays)."""
+    runs = isolated_env / "runs"
+    write(runs / "traces" / "exp1" / "step-000.jsonl", 4000)
+    age_tree(runs, 30)
+    rules = [
+        {"kind": "traces", "root": str(runs / "traces"), "repo": "lab/traces", "name": "tr"},
+        {"kind": "glob", "root": str(runs), "pattern": "*/*", "name": "sweep"},
+    ]
+    cfg = write_config(isolated_env, rules)
+    env = {"HF_ENDPOINT": hub.url}
+    res = prune(cfg, "--apply", "--all", "--min-free-gb", "0", "--rule", "sweep", env=env)
+    (cand,) = candidates(res).values()
+    assert cand["rule"] == "sweep" and cand["reason"] == "traces_managed"
+    assert (runs / "traces" / "exp1" / "step-000.jsonl").stat().st_size == 4000

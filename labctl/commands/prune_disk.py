@@ -8,7 +8,10 @@ configured for the experiment, tool caches and glob matches with their own safet
 Dry run by default. `--apply` deletes oldest first until free space is back above the
 threshold plus `[prune] margin_gb` (`--all`: every safe candidate), re-checking each one
 (re-measured; traces re-verified by hash) just before deleting it. Nothing outside a
-rule's root is ever deleted, whatever the symlinks say. Exit 1 when free space is still
+rule's root is ever deleted, whatever the symlinks say, and the Hub cache and the trace
+folders (each hf_cache or traces rule's root, and the default locations even with no such
+rule) are pruned by their own kind only: another rule's candidate holding or inside one is
+kept (`hf_cache_managed`, `traces_managed`). Exit 1 when free space is still
 under the threshold (or a deletion failed), 3 when the Hub could not be reached.
 """
 
@@ -34,23 +37,21 @@ EXAMPLES = [
 GB = 1_000_000_000
 
 
-def _protected(lc: Context, rules: list[Any]) -> list[tuple[str, str, str]]:
-    from labctl.disk.rules import hf_hub_cache, hf_token_paths
+def _protected(lc: Context, rules: list[Any]) -> list[Any]:
+    """What no candidate may hold: the login token, labctl's own files, and the roots only
+    their own kind prunes (`rules`: every configured rule, not only those run)."""
+    from labctl.disk.candidate import Guarded
+    from labctl.disk.rules import MANAGED, hf_token_paths, managed_roots
 
-    env = lc.environ
+    real = os.path.realpath
     out = [
-        (os.path.realpath(p), "protected", "the Hugging Face login token")
-        for p in hf_token_paths(env)
+        Guarded(real(p), "protected", "the Hugging Face login token")
+        for p in hf_token_paths(lc.environ)
     ]
-    out.append((os.path.realpath(str(lc.config.path)), "protected", "labctl's config file"))
-    out.append((os.path.realpath(str(lc.state_dir)), "protected", "labctl's state"))
-    hub = os.path.realpath(hf_hub_cache(env))
-    for rule in rules:
-        if rule.kind == "hf_cache":
-            hub_root = rule.root_real
-            if hub_root != hub:
-                out.append((hub_root, "hf_cache_managed", "pruned by kind hf_cache only"))
-    out.append((hub, "hf_cache_managed", "pruned by kind hf_cache only"))
+    out.append(Guarded(real(str(lc.config.path)), "protected", "labctl's config file"))
+    out.append(Guarded(real(str(lc.state_dir)), "protected", "labctl's state"))
+    for kind, root in managed_roots(rules, lc.environ):
+        out.append(Guarded(root, f"{kind}_managed", MANAGED[kind], managed_by=kind))
     return out
 
 
@@ -82,6 +83,7 @@ def run(
 
     cfg = lc.config
     rules = parse_rules(cfg.table_list("prune.rules"), lc.environ, cfg.get("prune.min_age_days"))
+    protected = _protected(lc, rules)  # before --rule: a rule not run still guards its root
     if only:
         unknown = sorted(set(only) - {r.name for r in rules})
         if unknown:
@@ -99,7 +101,7 @@ def run(
     )
     env = ScanEnv(
         now=lc.clock(),
-        protected=_protected(lc, rules),
+        protected=protected,
         hub=hf_hub.HubTrees(cfg.get("hf.endpoint"), cfg.get("hf.token") or None),
         verify=verify,
         workers=_workers(cfg.get("prune.workers")),
@@ -153,7 +155,8 @@ def cli(
     Lists a `candidate` per item of each [[prune.rules]] (hf_cache, traces, cache_dir,
     glob) with its disk usage, what deleting it frees, its age, and why it is kept when
     it is: recent, in use, a download in flight, not verified on the Hub, outside the
-    root, another file system inside, unreadable, the login token. Dry run by default;
+    root, another file system inside, unreadable, the login token, inside the Hub cache
+    or the trace folders (pruned by their own kind only). Dry run by default;
     --apply deletes oldest first until [prune] min_free_gb + margin_gb is free (--all:
     every safe candidate), re-checking each just before deleting it. Exit 1 while free
     space is under the threshold or a deletion failed; 3 when the Hub is unreachable.

@@ -12,6 +12,7 @@ REASONS = [
     "download_in_progress",
     "protected",
     "hf_cache_managed",
+    "traces_managed",
     "outside_root",
     "mount_point_inside",
     "unreadable",

@@ -1,9 +1,10 @@
 """A candidate for deletion: what it is, how big, how old, and why it must be kept.
 
 `safe` is simply "no reason to keep it". Reasons (the first one is the record's `reason`):
-too_recent, keep_newest, in_use, download_in_progress, protected, outside_root,
-mount_point_inside, unreadable, not_uploaded, size_mismatch, hash_mismatch,
-hub_unreachable, hub_repo_not_found, no_hub_repo, wandb_staging, changed, vanished.
+too_recent, keep_newest, in_use, download_in_progress, protected, hf_cache_managed,
+traces_managed, outside_root, mount_point_inside, unreadable, not_uploaded,
+size_mismatch, hash_mismatch, hub_unreachable, hub_repo_not_found, no_hub_repo,
+wandb_staging, changed, vanished.
 """
 
 from __future__ import annotations
@@ -100,7 +101,19 @@ def inside(root_real: str, path: str) -> bool:
     return path.startswith(root_real.rstrip("/") + "/")
 
 
-Protected = list[tuple[str, str, str]]  # (real path, reason, message)
+@dataclass(frozen=True)
+class Guarded:
+    """A path no candidate may hold. With `managed_by` (a rule kind) it is a root that kind
+    alone prunes (the Hub cache, the trace folders): a candidate of any other kind that
+    holds it, is it, or lies inside it is kept too."""
+
+    path: str  # real path
+    reason: str
+    message: str
+    managed_by: str = ""
+
+
+Protected = list[Guarded]
 
 
 def check_common(
@@ -119,9 +132,13 @@ def check_common(
     if not (real_parent == root or inside(root, real_parent)) or real == root:
         cand.keep("outside_root", f"{cand.path} resolves outside the rule's root {root}")
         return
-    for p, reason, message in protected:
-        if p == real or inside(real, p):
-            cand.keep(reason, f"holds {p}: {message}")
+    for g in protected:
+        if g.managed_by == cand.rule.kind:
+            continue
+        if g.path == real or inside(real, g.path):
+            cand.keep(g.reason, f"holds {g.path}: {g.message}")
+        elif g.managed_by and inside(g.path, real):
+            cand.keep(g.reason, f"inside {g.path}: {g.message}")
     u = cand.usage
     if u is not None:
         if u.mount_count:

@@ -25,7 +25,8 @@
     pattern = "*/logs/*.log"
 
 A root is expanded (`~`, relative to $HOME) and resolved once; nothing outside it is
-ever deleted.
+ever deleted. The Hub cache and the trace folders (MANAGED) are pruned by their
+own kind only, whatever other rules say.
 """
 
 from __future__ import annotations
@@ -39,6 +40,12 @@ from labctl.errors import ConfigError
 from labctl.volumes import expand
 
 KINDS = ("hf_cache", "traces", "cache_dir", "glob")
+DEFAULT_TRACES_ROOT = "~/experiments/traces"
+# Roots one kind alone prunes: no other rule's candidate may hold or lie inside them.
+MANAGED = {
+    "hf_cache": "pruned by kind hf_cache only, through huggingface_hub",
+    "traces": "trace folders are pruned by kind traces only, once verified on the Hub",
+}
 TOOLS = ("pip", "uv", "torch", "wandb", "hf_home", "other")
 _COMMON = {"kind", "root", "name", "min_age_days", "keep"}
 _ALLOWED = {
@@ -85,6 +92,18 @@ def hf_hub_cache(environ: Mapping[str, str]) -> str:
     return os.path.join(hf_home(environ), "hub")
 
 
+def managed_roots(rules: list[Rule], environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(kind, real root) of every root in MANAGED: each such rule's, and the defaults (the
+    Hub cache huggingface_hub uses, the default trace folders) whether or not a rule of
+    that kind is configured."""
+    found = {
+        ("hf_cache", os.path.realpath(hf_hub_cache(environ))),
+        ("traces", os.path.realpath(expand(DEFAULT_TRACES_ROOT, environ))),
+    }
+    found |= {(r.kind, r.root_real) for r in rules if r.kind in MANAGED}
+    return sorted(found)
+
+
 def hf_token_paths(environ: Mapping[str, str]) -> list[str]:
     """The login token files (never deleted, whatever a rule says)."""
     home = hf_home(environ)
@@ -122,7 +141,7 @@ def parse_rule(
         if kind == "hf_cache":
             root = hf_hub_cache(environ)
         elif kind == "traces":
-            root = "~/experiments/traces"
+            root = DEFAULT_TRACES_ROOT
         else:
             raise ConfigError(f"{where}: kind {kind!r} needs a root")
     root = expand(root, environ)

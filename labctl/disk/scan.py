@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from labctl.disk.candidate import Guarded
 from labctl.disk.inuse import OpenFiles, open_files
 from labctl.disk.usage import Usage, usage_or_none
 
@@ -16,7 +17,7 @@ ProgressFn = Callable[[str, int, int], None]  # (what, entries seen, bytes so fa
 @dataclass
 class ScanEnv:
     now: float
-    protected: list[tuple[str, str, str]]  # (real path, reason, message): never deleted
+    protected: list[Guarded]  # never deleted (managed roots: by their own kind only)
     hub: Any = None  # labctl.backends.hf_hub.HubTrees, or None when no Hub is configured
     verify: str = "size"  # "size" for a dry run; "hash" before deleting
     workers: int = 1
