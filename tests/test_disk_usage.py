@@ -146,6 +146,25 @@ def test_split_across_processes_counts_the_same(tmp_path: Path) -> None:
     assert (one.files, one.dirs) == (two.files, two.dirs)
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving files away needs root")
+def test_entries_of_other_users_are_counted_by_uid_whatever_the_split(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    for i in range(60):
+        write(tree / f"d{i}" / "f.bin", 100)
+    for i in (3, 40, 57):  # in the parent's share and in the child's
+        os.lchown(tree / f"d{i}" / "f.bin", 65534, 65534)
+    os.lchown(tree / "d40", 1234, 1234)
+    for workers in (1, 2):
+        got = disk_usage(str(tree), workers=workers, split_after=5)
+        assert got.other_owners == {65534: 3, 1234: 1} and got.other_owned == 4
+        assert sorted(got.other_paths) == sorted(
+            [str(tree / f"d{i}" / "f.bin") for i in (3, 40, 57)] + [str(tree / "d40")]
+        )
+    theirs = disk_usage(str(tree), owner=65534)
+    assert theirs.other_owners == {0: 117, 1234: 1}  # the top, 59 folders, 57 files
+    assert disk_usage(str(tree / "d3" / "f.bin")).other_owners == {65534: 1}  # a file top
+
+
 _names = st.text("abcdefgh", min_size=1, max_size=3)
 _tree = st.recursive(
     st.integers(0, 40_000),  # a file of that many bytes

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -14,11 +15,27 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.cli import run_labctl
+from cronuser import cron_user  # noqa: F401  (a throwaway user: labctl run as not-root)
+from helpers.cli import LABCTL, ROOT, run_labctl
 from helpers.disk import NO_DAC, age, age_tree, du, no_dac_available, tmpfs, write
 from helpers.prune import candidates, disk_after, prune, write_config
 
 MB = 1_000_000
+NOBODY = 65534
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="giving files away needs root")
+
+
+def give(path: Path, uid: int) -> None:
+    """`path` and everything below it now belong to `uid`."""
+    for p in [path, *path.rglob("*")]:
+        os.lchown(p, uid, uid)
+
+
+def name_of(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 def cache_entries(root: Path, n: int, size: int) -> None:
@@ -244,4 +261,64 @@ def test_a_folder_we_may_not_read_keeps_its_entry() -> None:
         assert (cache / "locked" / "inner").exists()
     finally:
         (base / "pip" / "locked" / "inner").chmod(0o755)
+        shutil.rmtree(base)
+
+
+@needs_root
+def test_another_users_files_keep_their_entry(tmp_path: Path) -> None:
+    """Cross-user safety before any delete: an entry holding one file of another user is
+    kept (who, how many), as is one that is all theirs; ours goes."""
+    cache = tmp_path / "pip"
+    write(cache / "mine" / "a.whl", 10_000)
+    write(cache / "mixed" / "b.whl", 10_000)
+    write(cache / "mixed" / "c.whl", 10_000)
+    write(cache / "theirs" / "d" / "e.whl", 10_000)
+    give(cache / "mixed" / "b.whl", NOBODY)
+    give(cache / "theirs", NOBODY)
+    age_tree(cache, 30)
+    cfg = write_config(tmp_path, [{"kind": "cache_dir", "root": str(cache)}])
+    found = candidates(prune(cfg, "--apply", "--all", "--min-free-gb", "0"))
+    assert found["mine"]["status"] == "deleted"
+    mixed, theirs = found["mixed"], found["theirs"]
+    assert mixed["status"] == "kept" and mixed["reason"] == "other_user"
+    assert mixed["other_users"] == [{"uid": NOBODY, "user": name_of(NOBODY), "entries": 1}]
+    assert mixed["message"].startswith("1 of 3 entries belong to another user")
+    assert f"{name_of(NOBODY)} (uid {NOBODY}): 1" in mixed["message"]
+    assert str(cache / "mixed" / "b.whl") in mixed["message"]
+    assert theirs["reason"] == "other_user" and theirs["other_users"][0]["entries"] == 3
+    assert (cache / "mixed" / "b.whl").exists() and (cache / "mixed" / "c.whl").exists()
+    assert (cache / "theirs" / "d" / "e.whl").exists()
+
+
+def test_not_root_keeps_the_file_root_left_in_its_cache(cron_user: str) -> None:  # noqa: F811
+    """labctl run as a plain user could unlink root's file in the user's own folder (the
+    folder is the user's): it keeps that entry, and deletes the user's own one."""
+    base = Path(tempfile.mkdtemp(prefix="labctl-owner-"))  # tmp_path is root-only
+    try:
+        base.chmod(0o755)
+        cache = base / "pip"
+        write(cache / "ours" / "a.whl", 10_000)
+        write(cache / "shared" / "b.whl", 10_000)
+        rooted = write(cache / "shared" / "built-by-root.whl", 10_000)
+        give(base, pwd.getpwnam(cron_user).pw_uid)
+        os.lchown(rooted, 0, 0)
+        age_tree(cache, 30)
+        cfg = write_config(base, [{"kind": "cache_dir", "root": str(cache)}])
+        give(cfg, pwd.getpwnam(cron_user).pw_uid)
+        cmd = ["setpriv", f"--reuid={cron_user}", f"--regid={cron_user}", "--clear-groups"]
+        env = {"HOME": str(base), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
+        args = ["prune-disk", "--config", str(cfg), "--apply", "--all", "--min-free-gb", "0"]
+        out = subprocess.run(
+            [*cmd, *LABCTL, *args], env=env, cwd=base, capture_output=True, text=True,
+            timeout=60, check=False,
+        )  # fmt: skip
+        found = {r["name"]: r for r in map(json.loads, out.stdout.splitlines())
+                 if r["kind"] == "candidate"}  # fmt: skip
+        assert found["ours"]["status"] == "deleted", out.stdout + out.stderr
+        shared = found["shared"]
+        assert shared["reason"] == "other_user" and shared["status"] == "kept"
+        assert shared["other_users"] == [{"uid": 0, "user": "root", "entries": 1}]
+        assert f"({cron_user}, uid " in shared["message"]
+        assert rooted.exists() and (cache / "shared" / "b.whl").exists()
+    finally:
         shutil.rmtree(base)

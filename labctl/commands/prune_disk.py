@@ -11,8 +11,11 @@ threshold plus `[prune] margin_gb` (`--all`: every safe candidate), re-checking 
 rule's root is ever deleted, whatever the symlinks say, and the Hub cache and the trace
 folders (each hf_cache or traces rule's root, and the default locations even with no such
 rule) are pruned by their own kind only: another rule's candidate holding or inside one is
-kept (`hf_cache_managed`, `traces_managed`). Exit 1 when free space is still
-under the threshold (or a deletion failed), 3 when the Hub could not be reached.
+kept (`hf_cache_managed`, `traces_managed`). A candidate holding anything another user
+owns than labctl's effective uid (root too: no exception) is kept (`other_user`), checked
+again just before deleting, and the deletion itself unlinks nothing of another uid. Exit 1
+when free space is still under the threshold (or a deletion failed), 3 when the Hub could
+not be reached.
 """
 
 from __future__ import annotations
@@ -156,7 +159,8 @@ def cli(
     glob) with its disk usage, what deleting it frees, its age, and why it is kept when
     it is: recent, in use, a download in flight, not verified on the Hub, outside the
     root, another file system inside, unreadable, the login token, inside the Hub cache
-    or the trace folders (pruned by their own kind only). Dry run by default;
+    or the trace folders (pruned by their own kind only), files of another user than
+    labctl's effective uid (root included). Dry run by default;
     --apply deletes oldest first until [prune] min_free_gb + margin_gb is free (--all:
     every safe candidate), re-checking each just before deleting it. Exit 1 while free
     space is under the threshold or a deletion failed; 3 when the Hub is unreachable.

@@ -13,6 +13,7 @@ REASONS = [
     "protected",
     "hf_cache_managed",
     "traces_managed",
+    "other_user",
     "outside_root",
     "mount_point_inside",
     "unreadable",
@@ -88,6 +89,19 @@ CANDIDATE = record(
         "vanished": {"type": "integer", "minimum": 0},
         "mounts": _PATHS,
         "notes": _PATHS,
+        "other_users": {
+            "type": "array",
+            "description": "owners of entries inside other than labctl's effective uid",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "uid": {"type": "integer"},
+                    "user": {"type": "string"},
+                    "entries": {"type": "integer", "minimum": 1},
+                },
+                "required": ["uid", "user", "entries"],
+            },
+        },
         "repo_id": {"type": "string"},
         "repo_type": {"type": "string"},
         "revisions": _PATHS,

@@ -2,14 +2,21 @@
 
 `safe` is simply "no reason to keep it". Reasons (the first one is the record's `reason`):
 too_recent, keep_newest, in_use, download_in_progress, protected, hf_cache_managed,
-traces_managed, outside_root, mount_point_inside, unreadable, not_uploaded,
+traces_managed, other_user, outside_root, mount_point_inside, unreadable, not_uploaded,
 size_mismatch, hash_mismatch, hub_unreachable, hub_repo_not_found, no_hub_repo,
 wandb_staging, changed, vanished.
+
+Cross-user safety: labctl's user is its effective uid, root included. A candidate holding
+any entry (file, directory, link) owned by another uid is kept (`other_user`, with each
+uid, its name and how many entries), in the first look and again in the re-check just
+before deleting. Root gets no exception — it is the one user who could delete anything:
+to prune another user's cache, run labctl as that user.
 """
 
 from __future__ import annotations
 
 import os
+import pwd
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,10 +97,33 @@ class Candidate:
             rec["unreadable"] = [p for p, _ in u.errors][:MAX_LISTED]
             rec["vanished"] = u.vanished
             rec["mounts"] = u.mounts[:MAX_LISTED]
+        if u is not None and u.other_owners:
+            rec["other_users"] = other_users(u)
         if self.notes:
             rec["notes"] = list(self.notes)
         rec.update(self.extra)
         return rec
+
+
+def user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def other_users(u: Usage) -> list[dict[str, Any]]:
+    """Who else owns entries of the tree, most entries first."""
+    ranked = sorted(u.other_owners.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [{"uid": uid, "user": user_name(uid), "entries": n} for uid, n in ranked]
+
+
+def _other_user_message(u: Usage) -> str:
+    who = ", ".join(f"{o['user']} (uid {o['uid']}): {o['entries']}" for o in other_users(u))
+    return (
+        f"{u.other_owned} of {u.files + u.dirs} entries belong to another user than "
+        f"labctl's ({user_name(u.owner)}, uid {u.owner}): {who}; e.g. {u.other_paths[0]}"
+    )
 
 
 def inside(root_real: str, path: str) -> bool:
@@ -141,6 +171,8 @@ def check_common(
             cand.keep(g.reason, f"inside {g.path}: {g.message}")
     u = cand.usage
     if u is not None:
+        if u.other_owned:
+            cand.keep("other_user", _other_user_message(u))
         if u.mount_count:
             cand.keep("mount_point_inside", f"another file system is mounted at {u.mounts[0]}")
         if u.error_count:

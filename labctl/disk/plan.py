@@ -113,7 +113,7 @@ def delete(cand: Candidate, env: ScanEnv) -> tuple[int, list[str]]:
         return hfcache.delete(cand, env)
     device = cand.usage.device if cand.usage else None
     try:
-        out = remove_inside(cand.rule.root_real, cand.path, device=device)
+        out = remove_inside(cand.rule.root_real, cand.path, device=device, owner=env.uid)
     except OutsideRoot:
         return 0, [f"{cand.path} is not inside {cand.rule.root_real}"]
     return out.bytes_freed, [f"{p}: {r}" for p, r in out.errors]

@@ -6,6 +6,8 @@ makes the open fail instead of leading us elsewhere. Symlinks are unlinked (the 
 goes, never its target). A directory on another file system (a mount point) is never
 entered: the removal stops there and reports it. Bytes freed count an inode's blocks
 when its last link goes, so a hard-linked file that lives on elsewhere frees nothing.
+With `owner`, an entry another uid owns is never unlinked (nor a directory of another
+uid's entered): it is reported and stays, whatever changed since the last check.
 """
 
 from __future__ import annotations
@@ -65,7 +67,16 @@ def _unlink(fd: int, name: str, st: os.stat_result, out: Removal, where: str) ->
         out.bytes_freed += st.st_blocks * 512
 
 
-def _remove_tree(parent_fd: int, name: str, dev: int, out: Removal, where: str) -> None:
+def _foreign(st: os.stat_result, owner: int | None, out: Removal, where: str) -> bool:
+    if owner is None or st.st_uid == owner:
+        return False
+    out.error(where, f"owned by uid {st.st_uid}, not {owner}")
+    return True
+
+
+def _remove_tree(
+    parent_fd: int, name: str, dev: int, out: Removal, where: str, owner: int | None
+) -> None:
     """Depth-first, iterative: each frame holds one directory descriptor."""
     stack: list[tuple[int, str, int, os.stat_result, str, list[os.DirEntry[str]]]] = []
 
@@ -97,6 +108,8 @@ def _remove_tree(parent_fd: int, name: str, dev: int, out: Removal, where: str) 
             except OSError as exc:
                 out.error(child, exc.strerror or "stat_failed")
                 continue
+            if _foreign(est, owner, out, child):
+                continue
             if stat.S_ISDIR(est.st_mode):
                 try:
                     push(fd, entry.name, child)
@@ -118,10 +131,13 @@ def _remove_tree(parent_fd: int, name: str, dev: int, out: Removal, where: str) 
         out.bytes_freed += st.st_blocks * 512
 
 
-def remove_inside(root_real: str, path: str, *, device: int | None = None) -> Removal:
+def remove_inside(
+    root_real: str, path: str, *, device: int | None = None, owner: int | None = None
+) -> Removal:
     """Delete `path` (file, symlink or tree), which must lie strictly inside `root_real`
     (a real path). Never leaves the root, follows no symlink, enters no other file system
-    (`device`: the file system the target must be on; default the root's)."""
+    (`device`: the file system the target must be on; default the root's), deletes
+    nothing another uid than `owner` owns (None: no owner check)."""
     parts = relative_inside(root_real, path)
     out = Removal()
     fd = os.open(root_real, DIR_FLAGS)
@@ -138,8 +154,10 @@ def remove_inside(root_real: str, path: str, *, device: int | None = None) -> Re
         dev = device if device is not None else os.fstat(fd).st_dev
         if st.st_dev != dev:
             out.error(path, "mount_point")
+        elif _foreign(st, owner, out, path):
+            pass
         elif stat.S_ISDIR(st.st_mode):
-            _remove_tree(fd, name, dev, out, path)
+            _remove_tree(fd, name, dev, out, path, owner)
         else:
             _unlink(fd, name, st, out, path)
     finally:

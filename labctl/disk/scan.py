@@ -3,6 +3,7 @@ never to delete, the Hub, and how to size a tree (with progress)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ class ScanEnv:
     self_pid: int = 0
     open_files: OpenFiles = field(default_factory=OpenFiles)
     hf_cache_api: Any = None  # module with scan_cache / delete_cached_repo (labctl.backends.hf_hub)
+    uid: int = field(default_factory=os.geteuid)  # labctl's user: whose files it may delete
 
     def refresh_open_files(self) -> OpenFiles:
         self.open_files = open_files(self.proc, ignore_pids=frozenset({self.self_pid}))
@@ -41,4 +43,4 @@ class ScanEnv:
             def progress(entries: int, nbytes: int) -> None:
                 report(what, entries, nbytes)
 
-        return usage_or_none(path, workers=self.workers, progress=progress)
+        return usage_or_none(path, workers=self.workers, progress=progress, owner=self.uid)

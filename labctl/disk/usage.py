@@ -6,6 +6,9 @@
 - symlinks are never followed (a link counts its own blocks);
 - the walk never crosses into another file system (mount points are listed, not entered).
 
+It counts the entries owned by another user than `owner` (default: this process's
+effective uid), by uid: prune-disk deletes nothing of another user's.
+
 It also says what deleting the tree would give back: `exclusive` counts an inode only
 when every one of its hard links lies inside the tree (a uv cache hard-linked into
 virtual environments is large by `du` and frees little). A file deleted while we scan is
@@ -55,6 +58,14 @@ class Usage:
     mounts: list[str] = field(default_factory=list)  # other file systems not entered
     mount_count: int = 0
     device: int = 0
+    owner: int = -1  # the uid entries were compared with
+    other_owners: dict[int, int] = field(default_factory=dict)  # uid -> entries it owns
+    other_paths: list[str] = field(default_factory=list)  # some of those entries
+
+    @property
+    def other_owned(self) -> int:
+        """Entries (files, directories, links) owned by another user than `owner`."""
+        return sum(self.other_owners.values())
 
     @property
     def partial(self) -> bool:
@@ -77,12 +88,18 @@ class Walk:
         "mtime",
         "n_errors",
         "n_mounts",
+        "other_paths",
+        "others",
         "size",
+        "uid",
         "vanished",
     )
 
-    def __init__(self, dev: int) -> None:
+    def __init__(self, dev: int, uid: int) -> None:
         self.dev = dev
+        self.uid = uid
+        self.others: dict[int, int] = {}  # uid -> entries
+        self.other_paths: list[str] = []
         self.blocks = self.size = self.files = self.dirs = 0
         self.mtime = self.atime = 0.0
         self.links: dict[int, tuple[int, int, int, int]] = {}  # ino: blocks, size, nlink, seen
@@ -103,6 +120,11 @@ class Walk:
         if len(self.mounts) < MAX_LISTED:
             self.mounts.append(path)
 
+    def other(self, path: str, uid: int) -> None:
+        self.others[uid] = self.others.get(uid, 0) + 1
+        if len(self.other_paths) < MAX_LISTED:
+            self.other_paths.append(path)
+
     def add_links(self, links: dict[int, tuple[int, int, int, int]]) -> None:
         mine = self.links
         for ino, (blocks, size, nlink, seen) in links.items():
@@ -112,11 +134,11 @@ class Walk:
     def as_tuple(self) -> tuple[object, ...]:
         return (self.blocks, self.size, self.files, self.dirs, self.mtime, self.atime,
                 self.links, self.errors, self.n_errors, self.vanished, self.mounts,
-                self.n_mounts)  # fmt: skip
+                self.n_mounts, self.others, self.other_paths)  # fmt: skip
 
     def merge(self, data: tuple[object, ...]) -> None:
         (blocks, size, files, dirs, mtime, atime, links, errors, n_errors, vanished, mounts,
-         n_mounts) = data  # fmt: skip
+         n_mounts, others, other_paths) = data  # fmt: skip
         self.blocks += blocks  # type: ignore[operator]
         self.size += size  # type: ignore[operator]
         self.files += files  # type: ignore[operator]
@@ -129,12 +151,15 @@ class Walk:
         self.vanished += vanished  # type: ignore[operator]
         self.mounts = (self.mounts + mounts)[:MAX_LISTED]  # type: ignore[operator]
         self.n_mounts += n_mounts  # type: ignore[operator]
+        for uid, n in others.items():  # type: ignore[attr-defined]
+            self.others[uid] = self.others.get(uid, 0) + n
+        self.other_paths = (self.other_paths + other_paths)[:MAX_LISTED]  # type: ignore[operator]
 
 
 def _list_dir(w: Walk, path: str, fd: int, stack: list[str]) -> int:
     """Count the entries of one open directory; push its subdirectories. Returns how
     many entries it saw. The hot loop: locals only, no call per entry but the stat."""
-    dev, links = w.dev, w.links
+    dev, links, uid = w.dev, w.links, w.uid
     blocks = size = files = dirs = seen = 0
     mtime, atime = w.mtime, w.atime
     with os.scandir(fd) as it:
@@ -151,6 +176,8 @@ def _list_dir(w: Walk, path: str, fd: int, stack: list[str]) -> int:
             if s.st_dev != dev:
                 w.mount(f"{path}/{entry.name}")
                 continue
+            if s.st_uid != uid:
+                w.other(f"{path}/{entry.name}", s.st_uid)
             if s.st_mtime > mtime:  # noqa: PLR1730 (max() is slower here)
                 mtime = s.st_mtime
             if s.st_mode & _FMT == _DIR:
@@ -207,13 +234,17 @@ def disk_usage(
     workers: int = 1,
     progress: Progress | None = None,
     split_after: int = SPLIT_AFTER,
+    owner: int | None = None,
 ) -> Usage:
     """Measure the tree at `path` (see the module docstring). `workers` > 1 shares a tree
-    of more than `split_after` entries with forked children. Raises OSError when `path`
-    itself cannot be looked up."""
+    of more than `split_after` entries with forked children; `owner`: the uid whose
+    entries are ours (default the effective uid). Raises OSError when `path` itself cannot
+    be looked up."""
     top = os.lstat(path)
-    w = Walk(top.st_dev)
+    w = Walk(top.st_dev, os.geteuid() if owner is None else owner)
     w.mtime = top.st_mtime
+    if top.st_uid != w.uid:
+        w.other(path, top.st_uid)
     if stat.S_ISDIR(top.st_mode):
         w.dirs = 1
         w.blocks, w.size = top.st_blocks, top.st_size
@@ -259,6 +290,9 @@ def _result(path: str, w: Walk) -> Usage:
         mounts=list(w.mounts),
         mount_count=w.n_mounts,
         device=w.dev,
+        owner=w.uid,
+        other_owners=dict(w.others),
+        other_paths=list(w.other_paths),
     )
 
 

@@ -47,7 +47,7 @@ def split(w: Walk, stack: list[str], workers: int, progress: Progress | None) ->
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
             os.close(r)
-            child = Walk(w.dev)
+            child = Walk(w.dev, w.uid)
             _child(child, share, memoryview(counters)[16 * i : 16 * i + 16], wfd)
         os.close(wfd)
         children.append((pid, r, share))
