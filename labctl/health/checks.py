@@ -83,24 +83,20 @@ def disk_checks(t: Thresholds) -> Iterator[dict[str, Any]]:
 
 
 def memory_checks(t: Thresholds, proc: str) -> Iterator[dict[str, Any]]:
-    info = sources.meminfo(proc)
+    try:
+        info = sources.meminfo(proc)
+    except OSError as exc:  # an odd /proc: say so, as failed checks, and go on
+        why = f"cannot read {os.path.join(proc, 'meminfo')}: {exc.strerror or exc}"
+        yield _check("mem_available", False, None, t.mem_min_available, "bytes", why)
+        yield from psi_checks(t, sources.pressure(proc))
+        yield _check("swap_used", False, None, t.swap_max_used_pct, "percent", why)
+        return
     avail = info.get("MemAvailable", info.get("MemFree", 0))
     ok = avail >= t.mem_min_available
     yield _check("mem_available", ok, avail, t.mem_min_available, "bytes",
                  f"{avail / GB:.1f} GB of {info.get('MemTotal', 0) / GB:.1f} GB available",
                  total=info.get("MemTotal"))  # fmt: skip
-    psi = sources.pressure(proc)
-    if psi is None:
-        yield _check("psi_memory", True, None, None, "percent",
-                     "the kernel reports no pressure stall information", skipped=True)  # fmt: skip
-    else:
-        for kind, limit in (("some", t.psi_some_avg60_max), ("full", t.psi_full_avg60_max)):
-            value = psi.get(kind, {}).get("avg60")
-            if value is None:
-                continue
-            yield _check(f"psi_memory_{kind}", value <= limit, value, limit, "percent",
-                         f"{kind} tasks stalled on memory {value:g}% of the last 60 s",
-                         avg10=psi[kind].get("avg10"), avg300=psi[kind].get("avg300"))  # fmt: skip
+    yield from psi_checks(t, sources.pressure(proc))
     total, free = info.get("SwapTotal", 0), info.get("SwapFree", 0)
     if total:
         pct = round(100.0 * (total - free) / total, 1)
@@ -112,8 +108,30 @@ def memory_checks(t: Thresholds, proc: str) -> Iterator[dict[str, Any]]:
                      "no swap configured", swap_total=0, swap_used=0)  # fmt: skip
 
 
+def psi_checks(t: Thresholds, psi: dict[str, dict[str, float]] | None) -> list[dict[str, Any]]:
+    """One check per PSI line with an avg60; a skipped `psi_memory` when there is none."""
+    out = []
+    for kind, limit in (("some", t.psi_some_avg60_max), ("full", t.psi_full_avg60_max)):
+        line = (psi or {}).get(kind, {})
+        value = line.get("avg60")
+        if value is None:
+            continue
+        out.append(_check(f"psi_memory_{kind}", value <= limit, value, limit, "percent",
+                          f"{kind} tasks stalled on memory {value:g}% of the last 60 s",
+                          avg10=line.get("avg10"), avg300=line.get("avg300")))  # fmt: skip
+    if not out:
+        why = ("the kernel reports no pressure stall information" if psi is None
+               else "the pressure file holds no avg60 reading in the kernel's format")  # fmt: skip
+        out.append(_check("psi_memory", True, None, None, "percent", why, skipped=True))
+    return out
+
+
 def load_check(t: Thresholds, proc: str, cpus: int) -> dict[str, Any]:
-    one, five, fifteen = sources.loadavg(proc)
+    try:
+        one, five, fifteen = sources.loadavg(proc)
+    except (OSError, ValueError) as exc:
+        why = f"cannot read {os.path.join(proc, 'loadavg')}: {getattr(exc, 'strerror', 0) or exc}"
+        return _check("load", False, None, t.load_max_per_cpu, "per_cpu", why, cpus=cpus)
     per_cpu = round(five / max(1, cpus), 2)
     return _check("load", per_cpu <= t.load_max_per_cpu, per_cpu, t.load_max_per_cpu,
                   "per_cpu", f"5-minute load {five:g} on {cpus} CPUs",

@@ -24,16 +24,25 @@ def meminfo(proc: str = "/proc") -> dict[str, int]:
 
 def pressure(proc: str = "/proc", resource: str = "memory") -> dict[str, dict[str, float]] | None:
     """/proc/pressure/<resource> as {"some": {"avg10": …, "avg60": …}, "full": {…}};
-    None when the kernel has no PSI (CONFIG_PSI off, or psi=0)."""
+    None when the kernel has no PSI (CONFIG_PSI off, or psi=0). Lines or fields not in the
+    kernel's format are left out (an empty dict: nothing parsed)."""
     try:
         with open(os.path.join(proc, "pressure", resource), encoding="ascii") as fh:
             text = fh.read()
     except OSError:
         return None
     out: dict[str, dict[str, float]] = {}
-    for line in text.splitlines():
-        kind, *fields = line.split()
-        out[kind] = {k: float(v) for k, v in (f.split("=", 1) for f in fields)}
+    for line in text.splitlines():  # what does not read as `key=number` is left out
+        kind, _, rest = line.strip().partition(" ")
+        fields = {}
+        for field in rest.split():
+            key, _, value = field.partition("=")
+            try:
+                fields[key] = float(value)
+            except ValueError:
+                continue
+        if kind in ("some", "full") and fields:
+            out[kind] = fields
     return out
 
 
