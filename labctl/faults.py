@@ -1,7 +1,8 @@
 """When a place labctl writes cannot take the write: which fault, how much room is left,
 what a person does about it (issue 22: degrade, never go blind).
 
-A full disk, a read-only mount, a permission, a quota or a failing disk is not a bug: the
+A full disk, a read-only mount, a permission, a quota, a failing disk or a file standing
+where a directory should be (EEXIST, ENOTDIR) is not a bug: the
 command that meets one says so in an `error` record with its own reason (`state_unwritable`
 for labctl's state directory, `not_written` for a file the user asked for), the errno by
 name, the free space, and what to do. What could be done is still done.
@@ -24,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 WRITE_FAULTS = frozenset(
-    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EFBIG}
-)
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EFBIG,
+     errno.EEXIST, errno.ENOTDIR}  # the last two: a file where a directory should be
+)  # fmt: skip
 PROBE_BYTES = 4096  # one block: a disk filled to the last block refuses it
 
 

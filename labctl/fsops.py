@@ -150,7 +150,9 @@ def state_lock(state_dir: Path, name: str = "labctl", *, wait_s: float = 10.0) -
         os.close(fd)
 
 
-_NO_NEW_FILE = (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.ENOENT)
+# ENOTDIR: a file stands where the state dir should be (its folder is locked instead).
+_NO_NEW_FILE = (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.ENOENT,
+                errno.ENOTDIR)  # fmt: skip
 
 
 def _open_lock(lock_path: Path) -> int:
@@ -167,7 +169,10 @@ def _open_lock(lock_path: Path) -> int:
             raise
     if lock_path.is_file():
         return os.open(lock_path, os.O_RDONLY)
-    return os.open(existing_ancestor(str(lock_path.parent)), os.O_RDONLY | os.O_DIRECTORY)
+    where = existing_ancestor(str(lock_path.parent))
+    while not os.path.isdir(where):  # a file where a directory should be
+        where = os.path.dirname(where)
+    return os.open(where, os.O_RDONLY | os.O_DIRECTORY)
 
 
 def pid_alive(pid: int) -> bool:

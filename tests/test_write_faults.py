@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import tomli_w
 from helpers.cli import ROOT, Result, run_here
 from helpers.disk import tmpfs
@@ -65,6 +66,31 @@ def test_log_into_a_read_only_directory(tmp_path: Path, monkeypatch) -> None:
         assert err["errno"] == "EROFS" and "read-only" in err["message"]
         remount(log_dir, "rw")
         assert run_here("log", "-t", "launch", "-m", "started v3").code == 0
+
+
+@pytest.mark.parametrize(
+    "where,errno_name",
+    [("logs", "EEXIST"), ("logs/2026", "ENOTDIR")],  # the log dir is a file / under one
+)
+def test_log_where_a_file_stands_for_the_log_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, errno_name: str
+) -> None:
+    """A file where the log directory should be is a fault of the place, not a bug:
+    the records still reach stdout, one not_written with the advice, exit 3."""
+    (tmp_path / "logs").write_text("not a directory\n")
+    log_dir = tmp_path / where
+    monkeypatch.setenv("LABCTL_LOG_DIR", str(log_dir))
+    stdin = tmp_path / "records.jsonl"
+    stdin.write_text("".join(json.dumps(r) + "\n" for r in JOBS))
+    res = run_here("log", "--topic", "sweep", "--input", str(stdin))
+    assert res.records[:2] == JOBS
+    assert res.code == 3, (res.code, res.records)
+    (err,) = [r for r in res.records if r["kind"] == "error"]
+    assert err["reason"] == "not_written" and err["errno"] == errno_name
+    assert err["applied"] is False and err["path"] == str(log_dir)
+    assert "a file stands where a directory should be" in err["message"]
+    assert_valid("log", res.records)
+    assert (tmp_path / "logs").read_text() == "not a directory\n"
 
 
 def test_strip_yaml_on_a_full_disk_leaves_the_file_as_it_was(tmp_path: Path) -> None:
@@ -331,3 +357,21 @@ def test_the_state_lock_needs_no_room_and_still_excludes(tmp_path: Path) -> None
             holder.wait()
         with state_lock(state, "prune-disk", wait_s=0.3):
             assert list(state.iterdir()) == []
+
+
+def test_prune_disk_runs_where_a_file_stands_for_its_state_dir(tmp_path: Path) -> None:
+    """The cure needs no state: a file where the state dir should be still lets --apply
+    take its lock (on the folder holding that file) and free the disk."""
+    from helpers.disk import age_tree, write
+    from helpers.prune import candidates, prune
+    from helpers.prune import write_config as prune_config
+
+    write(tmp_path / "pip" / "e1" / "blob", 30_000)
+    age_tree(tmp_path / "pip", 30)
+    (tmp_path / "state").write_text("not a directory\n")
+    config = prune_config(tmp_path, [{"kind": "cache_dir", "root": str(tmp_path / "pip")}])
+    env = {"LABCTL_STATE_DIR": str(tmp_path / "state")}
+    res = prune(config, "--apply", "--all", "--min-free-gb", "0", env=env)
+    assert res.code == 0, (res.stdout, res.stderr)
+    assert [c["status"] for c in candidates(res).values()] == ["deleted"]
+    assert (tmp_path / "state").read_text() == "not a directory\n"

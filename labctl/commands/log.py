@@ -6,8 +6,9 @@ ever appended to or overwritten — with a short human summary on top and the re
 below. Everything written is redacted. The records read pass through unchanged and a
 `log` record with the path closes the stream, so the entry can sit mid-pipeline:
 `labctl poll | labctl diagnose | labctl log --topic sweep | labctl table`. When the log
-directory takes no write (full disk, read-only, permission), the records still pass
-through and an `error` record (reason `not_written`, exit 3) takes the `log` record's place.
+directory takes no write (full disk, read-only, permission, a file standing in its
+place), the records still pass through and an `error` record (reason `not_written`, exit
+3) takes the `log` record's place.
 """
 
 from __future__ import annotations
