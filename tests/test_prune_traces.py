@@ -1,6 +1,7 @@
 """Trace folders are deleted only once every local file is verified on the Hub (HfApi
 against a fake Hub on 127.0.0.1): verified, a file missing, a size mismatch, a content
-mismatch caught by the hash re-check before deleting, an unknown repo, and an
+mismatch caught by the hash re-check before deleting (a plain file by its git sha1, an LFS
+file by its sha256), an unknown repo, and an
 unreachable Hub (exit 3). The Hub token is used but never printed."""
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def _files(exp: str) -> dict[str, bytes]:
 def traces(hub: FakeHub, isolated_env: Path) -> Path:
     root = isolated_env / "experiments" / "traces"
     remote: dict[str, bytes] = {}
-    for exp in ("exp-ok", "exp-missing", "exp-size", "exp-content", "exp-elsewhere"):
+    for exp in ("exp-ok", "exp-missing", "exp-size", "exp-content", "exp-lfs", "exp-elsewhere"):
         for path, data in _files(exp).items():
             write(root / path.removeprefix("traces/"), 0)
             (root / path.removeprefix("traces/")).write_bytes(data)
@@ -44,6 +45,7 @@ def traces(hub: FakeHub, isolated_env: Path) -> Path:
     del remote["traces/exp-missing/rollouts/step-001.jsonl"]  # a partial upload
     remote["traces/exp-size/summary.parquet"] += b"more"
     remote["traces/exp-content/rollouts/step-000.jsonl"] = b'{"reward": 9}\n' * 300  # same size
+    remote["traces/exp-lfs/summary.parquet"] = bytes(range(255, -1, -1)) * 40  # LFS, same size
     hub.add("lab/traces", remote, repo_type="dataset", lfs={p for p in remote if "parquet" in p})
     for exp in root.iterdir():
         age_tree(exp, 10)
@@ -76,7 +78,7 @@ def test_dry_run_verifies_by_size(traces: Path, hub: FakeHub, isolated_env: Path
     assert found["exp-missing"]["reason"] == "not_uploaded"
     assert "step-001.jsonl" in found["exp-missing"]["message"]
     assert found["exp-size"]["reason"] == "size_mismatch"
-    assert found["exp-content"]["safe"]  # same sizes: only a hash tells
+    assert found["exp-content"]["safe"] and found["exp-lfs"]["safe"]  # only a hash tells
     assert found["exp-elsewhere"]["reason"] == "hub_repo_not_found"
     assert found["exp-linked"]["reason"] == "symlink"
     assert "README.md" not in found
@@ -89,8 +91,10 @@ def test_verify_hash_in_a_dry_run(traces: Path, hub: FakeHub, isolated_env: Path
     cfg, env = config(isolated_env, hub.url)
     res = prune(cfg, "--all", "--verify", "hash", "--min-free-gb", "0", env=env)
     found = candidates(res)
-    assert found["exp-ok"]["verified"] == "hash"
+    assert found["exp-ok"]["verified"] == "hash"  # its LFS parquet by sha256 (oid: the pointer's)
     assert found["exp-content"]["reason"] == "hash_mismatch"
+    lfs = found["exp-lfs"]  # an LFS file whose content differs: its sha256 tells
+    assert lfs["reason"] == "hash_mismatch" and lfs["message"].endswith(": summary.parquet")
 
 
 def test_apply_rechecks_by_hash_and_deletes_only_what_is_on_the_hub(
@@ -104,7 +108,8 @@ def test_apply_rechecks_by_hash_and_deletes_only_what_is_on_the_hub(
     assert not (traces / "exp-ok").exists()
     content = found["exp-content"]
     assert content["status"] == "kept" and content["reason"] == "hash_mismatch"
-    for exp in ("exp-missing", "exp-size", "exp-content", "exp-elsewhere"):
+    assert found["exp-lfs"]["status"] == "kept" and found["exp-lfs"]["reason"] == "hash_mismatch"
+    for exp in ("exp-missing", "exp-size", "exp-content", "exp-lfs", "exp-elsewhere"):
         assert len(list((traces / exp).rglob("*.*"))) == 3, exp
     assert (traces / "exp-linked" / "step.jsonl").exists()
     assert TOKEN not in res.stdout + res.stderr

@@ -5,7 +5,8 @@ Implements what `hf_hub_download`, `snapshot_download` and `HfApi.repo_info` /
 
 - `GET /api/{models|datasets}/{ns}/{name}[/revision/{rev}]`: repo info with `sha`;
 - `GET /api/{type}s/{ns}/{name}/tree/{rev}[/{path}]?recursive=&expand=`: the tree, each
-  file with `size`, `oid` (git blob sha1) and, for LFS files, `lfs.oid` (sha256);
+  file with `size`, `oid` (git blob sha1: of the content, or for an LFS file of its
+  pointer file, as the Hub does) and, for LFS files, `lfs.oid` (the content's sha256);
 - `HEAD|GET /[datasets/]{ns}/{name}/resolve/{rev}/{path}`: the file, with `ETag`
   (sha256 for LFS, git sha1 otherwise), `X-Repo-Commit`, `X-Linked-Size`/`X-Linked-Etag`
   for LFS files, and `Range` support;
@@ -51,11 +52,13 @@ class Repo:
         rec: dict[str, Any] = {"type": "file", "path": path, "size": len(data)}
         rec["oid"] = git_sha1(data)
         if path in self.lfs:
-            rec["lfs"] = {
-                "oid": hashlib.sha256(data).hexdigest(),
-                "size": len(data),
-                "pointerSize": 134,
-            }
+            sha256 = hashlib.sha256(data).hexdigest()
+            pointer = (
+                f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\n"
+                f"size {len(data)}\n"
+            ).encode()
+            rec["oid"] = git_sha1(pointer)  # git stores the pointer, not the content
+            rec["lfs"] = {"oid": sha256, "size": len(data), "pointerSize": len(pointer)}
         return rec
 
 
