@@ -52,6 +52,8 @@ SCHEDULER_VERDICTS: tuple[str, ...] = (
 PROGRESS_VERDICTS: tuple[str, ...] = (V.PROGRESSING, V.STALLED, V.UNVERIFIED)
 ALL_VERDICTS: tuple[str, ...] = (*SCHEDULER_VERDICTS, *PROGRESS_VERDICTS)
 RUNNING_VERDICTS = frozenset({V.RUNNING, *PROGRESS_VERDICTS})
+# The job holds a slot or will take one: pending or running.
+ACTIVE = frozenset({V.PENDING, *RUNNING_VERDICTS})
 
 # The job is over: no later state will follow for this attempt.
 TERMINAL = frozenset(

@@ -45,20 +45,21 @@ from labctl.cluster.scheduler import Fail
 from labctl.cluster.snapshot import Ask, Snapshot, split_skipped
 from labctl.errors import ConfigError
 from labctl.records import parse_rfc3339
+from labctl.verdicts import V
 
 SCHEMA = "labctl.supervise.run/1"
 LIVE_STATES = frozenset({"starting", "running", "backoff"})
 # the state words of a run's facts -> poll's verdicts (a `cause` in the facts wins)
 STATES: dict[str, str] = {
-    "starting": "running",
-    "running": "running",
-    "backoff": "running",
-    "succeeded": "completed",
-    "escalated": "failed",
-    "hung": "failed",
-    "interrupted": "cancelled",
-    "aborted": "failed",
-    "supervisor_died": "failed",
+    "starting": V.RUNNING,
+    "running": V.RUNNING,
+    "backoff": V.RUNNING,
+    "succeeded": V.COMPLETED,
+    "escalated": V.FAILED,
+    "hung": V.FAILED,
+    "interrupted": V.CANCELLED,
+    "aborted": V.FAILED,
+    "supervisor_died": V.FAILED,
 }
 _CAUSES = {
     "escalated": "escalated",

@@ -20,6 +20,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from labctl.verdicts import ACTIVE
+
 DEFAULT_JOB_PATTERNS = ("{name}", "{name}-*", "{name}_*", "{name}.*")
 TAG = "experiment={name}"
 _END = r"""(?=$|[/\s"'`;&|)<>])"""
@@ -53,8 +55,7 @@ def is_active_job(rec: Mapping[str, Any]) -> bool:
     verdict = str(rec.get("verdict") or "")
     state = str(rec.get("state") or "").upper()
     return (
-        verdict == "pending"
-        or verdict.startswith("running")
+        verdict in ACTIVE  # pending or running (labctl.verdicts)
         or state in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "RESIZING")
     )
 

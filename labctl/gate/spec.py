@@ -36,6 +36,7 @@ from typing import Any
 from labctl.errors import ConfigError
 from labctl.gate.metric import IDENT, Path, parse_path
 from labctl.gate.reader import TableReader
+from labctl.verdicts import V
 
 SOURCES = ("supabase", "postgres", "-")
 COMBINES = ("latest", "mean_last_n")
@@ -119,7 +120,7 @@ class StreakGate:
     cycle_tag: str | None = None
     research_categories: frozenset[str] = frozenset()
     research_exit_codes: frozenset[int] = frozenset()
-    clean_verdicts: frozenset[str] = frozenset({"completed"})
+    clean_verdicts: frozenset[str] = frozenset({V.COMPLETED})
     kind: str = "streak"
 
 
@@ -213,7 +214,7 @@ def parse_streak(r: TableReader, name: str, required: int | None = None) -> Stre
         cycle_tag=tag,
         research_categories=frozenset(r.strings("research_categories")),
         research_exit_codes=frozenset(codes),
-        clean_verdicts=frozenset(r.strings("clean_verdicts", ("completed",))),
+        clean_verdicts=frozenset(r.strings("clean_verdicts", (V.COMPLETED,))),
     )
 
 

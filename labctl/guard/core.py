@@ -17,6 +17,7 @@ from labctl.experiments.match import job_patterns
 from labctl.guard import jobs as job_rules
 from labctl.guard.rules import Rule
 from labctl.records import rfc3339
+from labctl.verdicts import V
 
 Record = dict[str, Any]
 
@@ -74,7 +75,7 @@ class Candidate:
 
     def record(self) -> Record:
         rec: Record = {"kind": "job", "cluster": self.cluster, "name": self.name,
-                       "state": "PENDING", "verdict": "pending", "job_id": None}  # fmt: skip
+                       "state": "PENDING", "verdict": V.PENDING, "job_id": None}  # fmt: skip
         if self.bucket:
             rec["bucket"] = self.bucket
         if self.partition:

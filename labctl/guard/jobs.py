@@ -16,13 +16,14 @@ from typing import Any
 from labctl.experiments.match import is_active_job, job_ref
 from labctl.guard.rules import Rule
 from labctl.render.buckets import bucket_of
+from labctl.verdicts import RUNNING_VERDICTS
 
 Record = dict[str, Any]
 
 
 def _running(rec: Mapping[str, Any]) -> bool:
     verdict = str(rec.get("verdict") or "")
-    return verdict.startswith("running") or str(rec.get("state") or "").upper() == "RUNNING"
+    return verdict in RUNNING_VERDICTS or str(rec.get("state") or "").upper() == "RUNNING"
 
 
 def _counts(rule: Rule, rec: Mapping[str, Any]) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 
 from labctl.cluster.snapshot import Ask, Key, job_key, key_text
 from labctl.records import rfc3339
-from labctl.verdicts import TERMINAL
+from labctl.verdicts import TERMINAL, V
 
 TERMINAL_VERDICTS = TERMINAL
 # Fields whose change makes `changed_since_last_poll` true.
@@ -95,7 +95,7 @@ def watched_view(job: dict[str, Any]) -> dict[str, Any]:
     """The WATCHED_FIELDS of the record `job_record` would build (for change detection)."""
     return {
         "state": job.get("state"),
-        "verdict": job.get("verdict") or "unknown",
+        "verdict": job.get("verdict") or V.UNKNOWN,
         "cause": job.get("cause"),
         "reason": job.get("reason"),
         "exit_code": job.get("exit_code"),
@@ -138,7 +138,7 @@ def job_record(
         "state": job.get("state"),
         "state_raw": job.get("state_raw"),
         "reason": job.get("reason"),
-        "verdict": job.get("verdict") or "unknown",
+        "verdict": job.get("verdict") or V.UNKNOWN,
         "cause": job.get("cause"),
         "exit_code": job.get("exit_code"),
         "signal": job.get("signal"),

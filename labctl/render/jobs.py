@@ -92,7 +92,7 @@ def _metric(value: float | None, red: bool, up: bool) -> tuple[str, str]:
 
 
 def _verdict(rec: dict[str, Any]) -> tuple[str, str]:
-    verdict = str(rec.get("verdict") or "unknown")
+    verdict = str(rec.get("verdict") or Verdict.UNKNOWN)
     mark, style = VERDICT_MARKS.get(verdict, FAILED)
     text = f"{mark} {verdict.removeprefix('running-')}"
     restarts = rec.get("restarts")
