@@ -39,6 +39,11 @@ ROWS: list[tuple[dict[str, Any], dict[str, str] | None, Any, tuple[str, str | No
      ("cancelled", "admin_cancel")),
     ({"state": "NO_SUCH_STATE"}, None, None, ("unknown", "unknown_state")),
     ({"state": None}, None, None, ("unknown", None)),
+    # the store saw it alive, the scheduler no longer reports it (labctl.poll.gone)
+    ({"state": None, "vanished": True}, None, None, ("unknown", "vanished")),
+    ({"state": "RUNNING", "cause": "queued", "vanished": True}, None, PROGRESSING,
+     ("unknown", "vanished")),
+    ({"state": "ACTIVE", "cause": "quota", "vanished": True}, TPU, None, ("unknown", "vanished")),
     # SLURM: the kill lines read in the job's log refine CANCELLED and FAILED
     ({"state": "CANCELLED", "log_markers": ["time_limit"]}, None, None, ("timeout", "time_limit")),
     ({"state": "CANCELLED", "log_markers": ["preemption"]}, None, None,

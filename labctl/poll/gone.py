@@ -3,9 +3,9 @@
 For each job the store last saw alive (`vanished`):
 - a pending array group whose tasks now show up on their own: dissolved, forgotten;
 - the same id and task with another submit time (requeue, or a reused id): superseded;
-- otherwise `unknown` (cause `vanished`), never `completed`: emitted once, when it
-  vanishes, and still asked about by id until `forget_after_s`, so a late answer from
-  slurmdbd turns it back into a real verdict.
+- otherwise `unknown` (cause `vanished`: `labctl.poll.verdict.decide` says so), never
+  `completed`: emitted once, when it vanishes, and still asked about by id until
+  `forget_after_s`, so a late answer from slurmdbd turns it back into a real verdict.
 A finished job the store saw end that the scheduler has since forgotten is reported again,
 from the store's record, when `--since` reaches back to its end (`forgotten`).
 """
@@ -18,6 +18,7 @@ from typing import Any
 from labctl.cluster.snapshot import Key
 from labctl.poll.attempts import continues
 from labctl.poll.model import TERMINAL_VERDICTS, StoredJob
+from labctl.poll.verdict import decide
 from labctl.records import parse_rfc3339, rfc3339
 from labctl.verdicts import Verdict
 
@@ -87,11 +88,12 @@ def vanished(
         if prev.verdict == Verdict.UNKNOWN:
             continue  # already reported as vanished; still asked about by id
         rec = dict(prev.record)
+        verdict, cause = decide({**rec, "vanished": True})
         rec.update(
             state=None,
             state_raw=None,
-            verdict=Verdict.UNKNOWN,
-            cause="vanished",
+            verdict=verdict,
+            cause=cause,
             source="store",
             observed_at=rfc3339(now),
             new=False,
@@ -105,9 +107,7 @@ def vanished(
         )
         records.append(rec)
         updates.append(
-            StoredJob(
-                **{**prev.__dict__, "verdict": Verdict.UNKNOWN, "record": rec, "active": True}
-            )
+            StoredJob(**{**prev.__dict__, "verdict": verdict, "record": rec, "active": True})
         )
     return records, updates
 

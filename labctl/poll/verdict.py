@@ -1,9 +1,12 @@
 """A job's verdict, decided in one place: `decide(job, states=..., progress=...)`.
 
 The job is a dict of facts (`labctl.cluster.snapshot`): the scheduler's state, reason,
-exit code and signal, who cancelled it, its `.batch` step, and the kill lines poll read in
-its log (`log_markers`). Nothing else sets a verdict; every caller (poll's log reading,
-its merge with the store) asks this function.
+exit code and signal, who cancelled it, its `.batch` step, the kill lines poll read in
+its log (`log_markers`), and `vanished` (poll's fact: the store saw the job alive, the
+scheduler no longer reports it). Nothing else sets a verdict; every caller (poll's log
+reading, its merge with the store, `labctl.poll.gone`) asks this function.
+
+A vanished job is `unknown`, cause `vanished`, whatever its last state was: never a guess.
 
 SLURM's states (`states=None`):
 
@@ -107,6 +110,8 @@ def decide(
     """(verdict, cause) of one job. `states`: how a job table's state words map to
     verdicts (None: the job's state is SLURM's); `progress`: the progress verdict and cause
     of a running job (`labctl.poll.running`), None when progress was not looked at."""
+    if job.get("vanished"):
+        return V.UNKNOWN, "vanished"
     if states is None:
         verdict, cause = _slurm(job)
     else:
