@@ -42,7 +42,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _FAMILY_SETTINGS = ("batch_size", "scope", "grad_clip", "num_workers")
 
 
-def parse_duration(text: str, option: str) -> float:
+def _positive_duration(text: str, option: str) -> float:
+    """`--stall-after 30m`: seconds (> 0), or a usage error naming the option."""
     from labctl.records import duration_seconds
 
     try:
@@ -88,12 +89,12 @@ def build_options(lc: Context, command: list[str], flags: dict[str, Any]) -> Any
         else cfg.get("supervise.max_retries")
     )
     stall = (
-        parse_duration(flags["stall_after"], "--stall-after")
+        _positive_duration(flags["stall_after"], "--stall-after")
         if flags["stall_after"]
         else cfg.get("supervise.stall_after_s")
     )
     grace = (
-        parse_duration(flags["kill_grace"], "--kill-grace")
+        _positive_duration(flags["kill_grace"], "--kill-grace")
         if flags["kill_grace"]
         else cfg.get("supervise.kill_grace_s")
     )
