@@ -12,10 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.cli import LABCTL, ROOT, Result, run_labctl
+from helpers.cli import run_labctl
 from hypothesis import settings
-
-__all__ = ["LABCTL", "ROOT", "Result", "run_labctl"]
 
 # Property tests: CI (scripts/test) runs a fixed, derandomised set of examples so `main`
 # stays green on a clean clone; `HYPOTHESIS_PROFILE=explore` draws fresh examples every run

@@ -1,5 +1,6 @@
 """Imports flow down only (ARCHITECTURE.md): a lower layer never imports a higher one, and
-the cores reach clusters through `labctl.cluster`, not through each other."""
+the cores reach clusters through `labctl.cluster`, not through each other. Tests share
+helpers through `tests/helpers/`, never by importing another test module or conftest."""
 
 from __future__ import annotations
 
@@ -89,3 +90,34 @@ def test_imports_flow_down(layer: str) -> None:
         if imported(f) & FORBIDDEN[layer]
     }
     assert wrong == {}
+
+
+def _test_modules_imported(path: Path) -> set[str]:
+    """The test modules and conftest a tests/ file imports (`test_x`, `tests.test_x`,
+    `conftest`, `tests.conftest`, at module level or inside a function)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "tests":
+                parts = parts[1:]
+            if parts and (parts[0].startswith("test_") or parts[0] == "conftest"):
+                out.add(name)
+    return out
+
+
+def test_tests_share_helpers_not_test_modules() -> None:
+    tests = ROOT / "tests"
+    files = [f for f in sorted(tests.rglob("*.py")) if "fixtures" not in f.parts]
+    assert len(files) > 50
+    wrong = {
+        str(f.relative_to(ROOT)): sorted(_test_modules_imported(f))
+        for f in files
+        if _test_modules_imported(f)
+    }
+    assert wrong == {}, "move what they share into tests/helpers/"

@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_labctl
 from fakes.github import TOKEN, FakeGitHub
+from helpers.cli import ROOT, run_labctl
+from helpers.cron import cron_env
 from helpers.merge_support import FAST
+from helpers.startup import HEAVY, modules_after
 from schema_check import assert_valid
-from test_startup import HEAVY, _modules_after
-from test_sweep import cron_env
 
 
 @pytest.fixture
@@ -160,7 +160,7 @@ def test_help_does_not_import_pygithub() -> None:
         "import contextlib, io\nfrom labctl.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n    main(['merge-green', '--help'])"
     )
-    loaded = _modules_after(code)
+    loaded = modules_after(code)
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
 
 

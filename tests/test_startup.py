@@ -2,46 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
-HEAVY = (
-    "github",
-    "supabase",
-    "postgrest",
-    "wandb",
-    "huggingface_hub",
-    "plumbum",
-    "psycopg",
-    "ruamel",
-    "rich",
-    "pydantic",
-    "yaml",
-    "re2",
-    "jsonschema",
-)
-
-
-def _modules_after(code: str) -> set[str]:
-    out = (
-        subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))",
-            ],
-            capture_output=True,
-            check=True,
-        )
-        .stdout.decode()
-        .splitlines()[-1]
-    )
-    return {m.split(".")[0] for m in json.loads(out)}
+from helpers.startup import HEAVY, modules_after
 
 
 def test_import_cli_leaves_backends_out() -> None:
-    loaded = _modules_after("import labctl.cli")
+    loaded = modules_after("import labctl.cli")
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
 
 
@@ -52,5 +17,5 @@ def test_command_help_does_not_import_backends_or_pydantic() -> None:
         "    main(['table', '--help']); main(['config', '--help']); main(['--help'])\n"
         "    main(['prune-disk', '--help']); main(['health', '--help'])"
     )
-    loaded = _modules_after(code)
+    loaded = modules_after(code)
     assert not loaded & set(HEAVY), loaded & set(HEAVY)

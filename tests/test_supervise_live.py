@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LABCTL, run_labctl
+from helpers.cli import LABCTL, run_labctl
 from helpers.supervise import alive, child, left_behind, registration, supervise
 from schema_check import assert_valid
 

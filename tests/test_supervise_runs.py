@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_labctl
+from helpers.cli import run_labctl
 from helpers.supervise import PY, Run, child, left_behind, supervise
 from schema_check import assert_valid
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from helpers.cli import ROOT
+from helpers.cron import cron_env
 from helpers.slurm import ENDED, sacct_states, slurm
 from schema_check import assert_valid
 
@@ -38,11 +39,6 @@ host = "local"
 scheduler = "slurm"
 skip = ["tracegen-*"]
 """
-
-
-def cron_env(home: Path) -> dict[str, str]:
-    """What cron gives a job: no TTY, a minimal PATH, HOME/LOGNAME/SHELL and nothing else."""
-    return {"HOME": str(home), "LOGNAME": "root", "SHELL": "/bin/sh", "PATH": "/usr/bin:/bin"}
 
 
 def submit(workdir: Path, script: str, name: str) -> str:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.yaml_docs import yaml_texts
+from helpers.yamlstrip_cases import STRIPPED
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_yamlstrip_cases import STRIPPED
-from test_yamlstrip_props import yaml_texts
 
 from labctl.yamlstrip import analyze
 from labctl.yamlstrip.engine import LIBYAML_ENGINE, PURE_ENGINE, Engine

@@ -4,10 +4,11 @@ Documents are generated as Python data and dumped by PyYAML with varied styles (
 flow, quoted, literal and folded scalars for keys and values, canonical form, explicit
 `---`/`...`, 2-9 space indents, narrow widths that wrap flow collections, CRLF and CR line
 breaks, a BOM, a missing final newline, several documents, shared nodes -> anchors and
-aliases). Comments are then inserted at every kind of legal place, found from the token
-marks of PyYAML's scanner: own lines (any indent, any line break) wherever a line starts
-outside every token, after the last token of a line (after values, keys, `-`, `?`, `:`,
-`,`, `[`, `{`, anchors, tags, `---`, `...`, directives) and after block-scalar headers.
+aliases: tests/helpers/yaml_docs.py). Comments are then inserted at every kind of legal
+place, found from the token marks of PyYAML's scanner: own lines (any indent, any line
+break) wherever a line starts outside every token, after the last token of a line (after
+values, keys, `-`, `?`, `:`, `,`, `[`, `{`, anchors, tags, `---`, `...`, directives) and
+after block-scalar headers.
 
 The contract: stripping the commented text gives back the comment-free text byte for byte
 (so every non-comment line is identical and the data is equal), with exactly the
@@ -16,88 +17,21 @@ inserted comments reported; stripping a comment-free text is the identity.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, assume, given, settings
+from helpers.yaml_docs import loads_equal, yaml_texts
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labctl.yamlstrip import analyze
-from labctl.yamlstrip.verify import first_difference
 
 BREAK_UNIT = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 # YAMLSTRIP_EXAMPLES=5000 for a long run; the default keeps the suite at a few seconds
 N = int(os.environ.get("YAMLSTRIP_EXAMPLES", "400"))
 EXAMPLES = settings(max_examples=N, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-# --- documents ----------------------------------------------------------------------------
-
-_FRAGMENTS = [*"#:-?[]{},&*!|>'\"%@` \t\n\\ab1.", "http://x/#f", " # ", "a#b", "key: v"]
-_TEXT = st.lists(
-    st.one_of(
-        st.sampled_from(_FRAGMENTS),
-        st.characters(min_codepoint=0xA0, max_codepoint=0x2FFF, blacklist_categories=("Cs",)),
-    ),
-    max_size=8,
-).map("".join)
-_SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=True, allow_infinity=True),
-    _TEXT,
-    st.dates(min_value=dt.date(1900, 1, 1), max_value=dt.date(2100, 1, 1)),
-    st.sampled_from(["yes", "no", "on", "0x1F", "1e3", ".nan", "~", "null", "2024-01-02"]),
-)
-_KEYS = st.one_of(_TEXT, st.integers(-100, 100), st.booleans(), st.none())
-
-
-def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.one_of(
-        st.lists(children, max_size=4),
-        st.dictionaries(_KEYS, children, max_size=4),
-        # the same object twice: PyYAML emits an anchor and an alias
-        children.map(lambda c: [c, c] if isinstance(c, list | dict) else [c]),
-    )
-
-
-DATA = st.recursive(_SCALARS, _containers, max_leaves=25)
-
-
-@st.composite
-def yaml_texts(draw: st.DrawFn) -> str:
-    docs = draw(st.lists(DATA, min_size=1, max_size=3))
-    line_break = draw(st.sampled_from(["\n", "\n", "\r\n", "\r"]))
-    text: str = yaml.safe_dump_all(
-        docs,
-        default_flow_style=draw(st.sampled_from([False, None, True])),
-        default_style=draw(st.sampled_from([None, None, "'", '"', "|", ">"])),
-        canonical=draw(st.integers(0, 5)) == 0,
-        indent=draw(st.integers(2, 9)),
-        width=draw(st.sampled_from([20, 40, 80, 1000])),
-        allow_unicode=draw(st.booleans()),
-        explicit_start=draw(st.booleans()),
-        explicit_end=draw(st.booleans()),
-        line_break=line_break,
-        sort_keys=False,
-    )
-    if draw(st.booleans()) and text.endswith(line_break):
-        text = text[: -len(line_break)]  # no final newline, when that keeps the data
-        assume(_loads_equal(text + line_break, text))
-    if draw(st.integers(0, 9)) == 0:
-        text = "\ufeff" + text
-    return text
-
-
-def _loads_equal(a: str, b: str) -> bool:
-    try:
-        return first_difference(list(yaml.safe_load_all(a)), list(yaml.safe_load_all(b))) is None
-    except yaml.YAMLError:
-        return False
-
 
 # --- legal comment places --------------------------------------------------------------
 
@@ -218,7 +152,7 @@ def test_random_hashes_never_crash_and_keep_the_contract(text: str, data: st.Dat
     after = result.new_data.decode("utf-8")
     assert not analyze(result.new_data).comments
     if result.verified_with == "safe_load_all":
-        assert _loads_equal(text, after)
+        assert loads_equal(text, after)
     assert after == _expected(text, result.comments)
 
 

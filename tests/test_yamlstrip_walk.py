@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import run_labctl
+from helpers.cli import run_labctl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schema_check import assert_valid

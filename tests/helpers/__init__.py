@@ -10,4 +10,9 @@
 - `prune`: a config with `[[prune.rules]]`, `labctl prune-disk` with its records checked
   against the schema, records by name.
 - `redact_reference`: the earlier redactor, the reference of the redaction differential test.
+- `startup`: the backend libraries the CLI entry must not import (`HEAVY`) and the modules
+  a fresh interpreter loads (`modules_after`).
+- `cron`: the bare environment cron gives a job (`cron_env`).
+- `yamlstrip_cases`: strip-yaml-comments' hand-written cases with exact bytes (`STRIPPED`);
+  `yaml_docs`: generated YAML texts for its property tests (`yaml_texts`, `loads_equal`).
 """

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conftest import Result, run_labctl
+from helpers.cli import Result, run_labctl
 
 CHILDREN = Path(__file__).parent.parent / "children"
 PY = sys.executable

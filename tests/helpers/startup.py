@@ -1,0 +1,42 @@
+"""What start-up loads: the backend libraries the CLI entry must not import, and the
+top-level modules a fresh interpreter holds after running some code."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = (
+    "github",
+    "supabase",
+    "postgrest",
+    "wandb",
+    "huggingface_hub",
+    "plumbum",
+    "psycopg",
+    "ruamel",
+    "rich",
+    "pydantic",
+    "yaml",
+    "re2",
+    "jsonschema",
+)
+
+
+def modules_after(code: str) -> set[str]:
+    """The top-level modules loaded after a fresh interpreter runs `code`."""
+    out = (
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))",
+            ],
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .splitlines()[-1]
+    )
+    return {m.split(".")[0] for m in json.loads(out)}
