@@ -29,9 +29,11 @@ import yaml
 from labctl.yamlstrip import model
 from labctl.yamlstrip.compare import compare_data
 from labctl.yamlstrip.engine import LIBYAML, PURE_ENGINE, Engine, engine_named, summary
+from labctl.yamlstrip.events import Events, Mismatch
 from labctl.yamlstrip.keypath import KeyPaths
 from labctl.yamlstrip.model import Comment, StripResult
-from labctl.yamlstrip.scan import Events, Mismatch, Span, TooDeep, Unsure, Walker
+from labctl.yamlstrip.scan import Walker
+from labctl.yamlstrip.spans import Span, TooDeep, Unsure
 from labctl.yamlstrip.strip import strip_text
 from labctl.yamlstrip.verify import contract_holds
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent
 
-from labctl.yamlstrip.scan import Span, Tracker
+from labctl.yamlstrip.spans import Span, Tracker
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from labctl.yamlstrip.scan import Span
+from labctl.yamlstrip.spans import Span
 
 _BLANKS = " \t"
 

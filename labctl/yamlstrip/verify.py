@@ -20,7 +20,7 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from labctl.yamlstrip.keypath import index_segment, key_segment
-from labctl.yamlstrip.scan import LINE_BREAK_CHARS, Span
+from labctl.yamlstrip.spans import LINE_BREAK_CHARS, Span
 
 _MISSING = object()
 

@@ -1,0 +1,117 @@
+"""The events of one walk, kept compactly to check a second walk against (`Events`):
+after stripping, the text must give the very same events, marks aside (`Mismatch`)."""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any
+
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceStartEvent,
+)
+
+from labctl.yamlstrip.spans import Unsure
+
+
+class Mismatch(Exception):
+    """Two event streams differ."""
+
+
+def event_shape(event: Any) -> tuple[Any, ...]:
+    """Everything about a non-scalar event but its marks, as a hashable tuple."""
+    cls = type(event)
+    if cls is MappingStartEvent or cls is SequenceStartEvent:
+        return (cls, event.flow_style, event.tag, event.anchor, event.implicit)
+    if cls is AliasEvent:
+        return (cls, event.anchor)
+    if cls is DocumentStartEvent:
+        tags = None if event.tags is None else tuple(sorted(event.tags.items()))
+        return (cls, event.explicit, event.version, tags)
+    if cls is DocumentEndEvent:
+        return (cls, event.explicit)
+    return (cls,)
+
+
+class Events:
+    """The events of one walk, kept compactly (marks aside) to check another walk against:
+    a small id per event for its shape (`(ScalarEvent, style, tag, anchor, implicit)` for
+    scalars, `event_shape` for the rest) and, for scalars, the value, stored in long
+    joined chunks with their lengths (not as a million small strings)."""
+
+    CHUNK = 1 << 16  # characters per joined chunk of values
+
+    def __init__(self) -> None:
+        self.shapes = array("H")  # per event: its shape's index in `_table`
+        self.lengths = array("L")  # per scalar: the length of its value
+        self.chunks: list[str] = []  # the values, joined
+        self.frozen = False
+        self._table: dict[tuple[Any, ...], int] = {}
+        self._pending: list[str] = []
+        self._pending_size = 0
+        self._at = self._value_at = self._chunk_at = self._offset = 0
+
+    def _shape_id(self, shape: tuple[Any, ...]) -> int:
+        found = self._table.get(shape)
+        if found is None:
+            found = self._table[shape] = len(self._table)
+            if found >= 1 << 16:
+                raise Unsure("too many kinds of tags and anchors to keep")
+        return found
+
+    def keep(self, event: Any) -> None:
+        if type(event) is ScalarEvent:
+            shape = (ScalarEvent, event.style, event.tag, event.anchor, event.implicit)
+            value = event.value
+            self.lengths.append(len(value))
+            self._pending.append(value)
+            self._pending_size += len(value)
+            if self._pending_size >= self.CHUNK:
+                self._flush()
+        else:
+            shape = event_shape(event)
+        self.shapes.append(self._shape_id(shape))
+
+    def _flush(self) -> None:
+        if self._pending:
+            self.chunks.append("".join(self._pending))
+            self._pending, self._pending_size = [], 0
+
+    def freeze(self) -> None:
+        self._flush()
+        self.frozen = True
+
+    def check(self, event: Any) -> None:
+        at = self._at
+        if at >= len(self.shapes):
+            raise Mismatch()
+        if type(event) is ScalarEvent:
+            shape = (ScalarEvent, event.style, event.tag, event.anchor, event.implicit)
+            if self._table.get(shape) != self.shapes[at] or not self._same_value(event.value):
+                raise Mismatch()
+        elif self._table.get(event_shape(event)) != self.shapes[at]:
+            raise Mismatch()
+        self._at = at + 1
+
+    def _same_value(self, value: str) -> bool:
+        """Is `value` the next kept value? (compared in place, no copy)"""
+        length = self.lengths[self._value_at]
+        if len(value) != length:
+            return False
+        chunk = self.chunks[self._chunk_at]
+        while self._offset + length > len(chunk):  # values never straddle chunks
+            self._chunk_at += 1
+            self._offset = 0
+            chunk = self.chunks[self._chunk_at]
+        same = chunk.startswith(value, self._offset)
+        self._offset += length
+        self._value_at += 1
+        return same
+
+    def check_done(self) -> None:
+        if self._at != len(self.shapes):
+            raise Mismatch()
