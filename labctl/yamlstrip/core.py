@@ -190,15 +190,9 @@ def _analyze(engine: Engine, source: str, data: bytes, text: str) -> StripResult
     src = engine.source(text, data)
     paths = KeyPaths(has_bom=text.startswith("\ufeff"))
     events = Events()
-    try:
-        with engine.parser(src) as get_event:
-            spans = Walker(text, engine.shift(text), paths, careful=fast).run(get_event, events)
-    except Unsure as why:
-        raise _Defer(f"libyaml may read this differently: {why}") from None
-    except Exception as exc:  # YAMLError, TooDeep; anything else is reported too
-        if fast:
-            raise _Defer(f"libyaml rejected the text: {summary(exc)}") from None
-        return _yaml_error(source, data, text, exc)
+    spans = _walk(engine, source, data, text, src, paths, events)
+    if isinstance(spans, StripResult):
+        return spans
     if not spans:
         return StripResult(
             source=source, data=data, new_data=data, verified=True, scanner=engine.name
@@ -218,6 +212,41 @@ def _analyze(engine: Engine, source: str, data: bytes, text: str) -> StripResult
     if faithful:
         events.freeze()
         verdict = _verify(engine, src, events, new_text, new_data)
+    return _result(engine, source, data, new_data, comments, verdict)
+
+
+def _walk(
+    engine: Engine,
+    source: str,
+    data: bytes,
+    text: str,
+    src: str | bytes,
+    paths: KeyPaths,
+    events: Events,
+) -> list[Span] | StripResult:
+    """Pass 1: the comment spans of `text` (their key paths go to `paths`, the events to
+    `events`), or the refusal of a text the pure parser rejects."""
+    fast = engine.name == LIBYAML
+    try:
+        with engine.parser(src) as get_event:
+            return Walker(text, engine.shift(text), paths, careful=fast).run(get_event, events)
+    except Unsure as why:
+        raise _Defer(f"libyaml may read this differently: {why}") from None
+    except Exception as exc:  # YAMLError, TooDeep; anything else is reported too
+        if fast:
+            raise _Defer(f"libyaml rejected the text: {summary(exc)}") from None
+        return _yaml_error(source, data, text, exc)
+
+
+def _result(
+    engine: Engine,
+    source: str,
+    data: bytes,
+    new_data: bytes,
+    comments: tuple[Comment, ...],
+    verdict: tuple[str, str, int | None] | str,
+) -> StripResult:
+    """The stripped text, verified (`verdict`: what verified it), or the refusal."""
     if isinstance(verdict, tuple):
         reason, message, line = verdict
         return _refuse(
