@@ -3,8 +3,9 @@
 `main()` is the only place that turns errors into exit codes:
   0 nothing needs a person · 1 something needs a person · 2 usage or config error ·
   3 a backend was (partly) unreachable · 130 interrupted.
-It emits an `error` record for a `LabctlError` or a usage error, exits quietly when the
-reader of stdout goes away, and never shows a traceback (LABCTL_DEBUG=1 shows one).
+It emits an `error` record for a `LabctlError` or a usage error (`labctl.exits`), exits
+quietly when the reader of stdout goes away, and never shows a traceback (LABCTL_DEBUG=1
+shows one).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typer.core import TyperGroup
 
 from labctl import __version__
 from labctl.errors import ExitCode, LabctlError
+from labctl.exits import emit_error, silence_stdout, usage_message
 from labctl.registry import BY_NAME, COMMANDS, CommandSpec
 
 if TYPE_CHECKING:
@@ -36,7 +38,6 @@ EXIT_CODES_HELP = (
     "(what could be done was done; see the error records); 130 interrupted."
 )
 META = "labctl.options"
-FORMATS = ("auto", "jsonl", "json", "table")
 
 
 def _store(ctx: Any, param: Any, value: Any) -> Any:
@@ -253,10 +254,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(rv) if isinstance(rv, int) else 0
     except LabctlError as exc:
         if not getattr(exc, "emitted", False):
-            _emit_error(exc.record(), args)
+            emit_error(exc.record(), args)
         return int(exc.exit_code)
     except PipeClosed:
-        _silence_stdout()
+        silence_stdout()
         return 0
     except typer.Abort:
         return int(ExitCode.INTERRUPTED)
@@ -267,17 +268,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if isinstance(exc, OSError) and is_write_fault(exc):  # a full disk: not a bug
             fault = write_fault_error(exc)
-            _emit_error(fault.record(), args)
+            emit_error(fault.record(), args)
             return int(fault.exit_code)
-        usage = _usage_message(exc)
+        usage = usage_message(exc)
         if usage is None and type(exc).__name__ == "NoArgsIsHelpError":
             return int(ExitCode.OK)
         if usage is not None:
-            _emit_error({"kind": "error", "reason": "usage", "message": usage}, args)
+            emit_error({"kind": "error", "reason": "usage", "message": usage}, args)
             return int(ExitCode.USAGE)
         if os.environ.get("LABCTL_DEBUG"):
             raise
-        _emit_error(
+        emit_error(
             {
                 "kind": "error",
                 "reason": "internal_error",
@@ -287,73 +288,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             args,
         )
         return int(ExitCode.ATTENTION)
-
-
-def _usage_message(exc: Exception) -> str | None:
-    from typer._click import exceptions as click_exc
-
-    if type(exc).__name__ == "NoArgsIsHelpError":
-        sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
-        return None
-    if isinstance(exc, click_exc.UsageError):
-        hint = ""
-        if exc.ctx is not None and exc.ctx.command_path:
-            hint = f" (see `{exc.ctx.command_path} --help`)"
-        return f"{exc.format_message()}{hint}"
-    if isinstance(exc, click_exc.ClickException):
-        return exc.format_message()
-    return None
-
-
-def _emit_error(rec: dict[str, Any], args: list[str]) -> None:
-    """Emit an error raised before (or outside) a command's own emitter."""
-    from labctl.context import Context, resolve_format
-    from labctl.emit import PipeClosed, emit_error_only
-    from labctl.redact import default_redactor
-
-    fmt = _format_from_args(args) or os.environ.get("LABCTL_FORMAT") or "auto"
-    if fmt not in FORMATS:
-        fmt = "auto"
-    tty = sys.stdout.isatty()
-    from labctl.config import Config
-
-    dummy = Config(path=None, path_source="none", exists=False)  # type: ignore[arg-type]
-    dummy.resolved = {}
-    ctx = Context(
-        config=dummy,
-        fmt=resolve_format(fmt, tty),
-        environ=os.environ,
-        redactor=default_redactor(),
-        stdout_isatty=tty,
-    )
-    try:
-        if ctx.fmt == "table":
-            # no table for a lone error: one clear line on stderr
-            sys.stderr.write(f"labctl: {ctx.redactor.text(str(rec['message']))}\n")
-        else:
-            emit_error_only(ctx, rec)
-    except PipeClosed:
-        _silence_stdout()
-    except OSError:  # stdout itself cannot take the record (a full disk): stderr
-        _silence_stdout()
-        sys.stderr.write(f"labctl: {ctx.redactor.text(str(rec['message']))}\n")
-
-
-def _format_from_args(args: list[str]) -> str | None:
-    for i, arg in enumerate(args):
-        if arg in ("--format", "-f") and i + 1 < len(args):
-            return args[i + 1]
-        if arg.startswith("--format="):
-            return arg.split("=", 1)[1]
-    return None
-
-
-def _silence_stdout() -> None:
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
 
 
 if __name__ == "__main__":
