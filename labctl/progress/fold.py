@@ -3,7 +3,7 @@ bar, which format gives the counter, the latest metrics, the phase and the finis
 
 from __future__ import annotations
 
-from labctl.progress.formats import MAX_METRICS, ProgressLine
+from labctl.progress.line import MAX_METRICS, ProgressLine
 from labctl.progress.logstate import ScanState
 from labctl.progress.metrics import canonical
 

@@ -10,6 +10,9 @@ scanner can offer them every line. Formats:
 - Levanter (tqdm-loggable): `Progress on:train 1.18kit/5.00kit rate:1.2it/s … postfix:loss=2.31`
 - verl console: `step:123 - actor/entropy:0.412 - actor/grad_norm:0.153 - actor/ppo_kl:0.002`
 - a user regex with a named group `step` (and optional `total`).
+
+The bars (tqdm, Lightning, Levanter) are read in `labctl.progress.bars`; `ProgressLine` and
+the number spellings are `labctl.progress.line`.
 """
 
 from __future__ import annotations
@@ -17,171 +20,23 @@ from __future__ import annotations
 import ast
 import math
 import re
-from dataclasses import dataclass
 
-SI = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
-_NUM = rb"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf)"
-_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
-_TQDM = re.compile(
-    rb"(?:(?P<pct>\d{1,3})%\|[^|]*\|\s*)?(?P<n>\d+(?:\.\d+)?)(?P<ns>[kMGTP]?)"
-    rb"(?:/(?P<t>\d+(?:\.\d+)?)(?P<ts>[kMGTP]?)|(?P<unit>[A-Za-z]+))"
-    rb"\s*\[(?P<el>[\d:]+)(?:<[\d:?]+)?(?:,\s*(?P<rate>[^,\]]*))?(?:,\s*(?P<post>[^\]]*))?\]"
-)
-_LEVANTER = re.compile(
-    rb"Progress on:(?P<desc>.*?) ?(?P<n>-|\d+(?:\.\d+)?)(?P<ns>[kMGTP]?)[A-Za-z]*/"
-    rb"(?P<t>-|None|\d+(?:\.\d+)?)(?P<ts>[kMGTP]?)[A-Za-z]* rate:.*?(?:postfix:(?P<post>.*))?$"
-)
+from labctl.progress.bars import parse_levanter, parse_tqdm
+from labctl.progress.line import MAX_METRICS, NUM, ProgressLine, si_number, to_float
+
 _VERL = re.compile(rb"(?:^|[\s)\]])step:(?P<step>\d+) - (?P<rest>.*)$")
 # a number, a numpy/torch repr of one, or a number in quotes (SkyRL's console logger
 # formats every float as a string: {'policy/grad_norm': '0.1234'})
 _DICT_PAIR = re.compile(
-    rb"'(?P<k>[^'\\]{1,200})':\s*(?:'(?P<q>" + _NUM + rb")'"
-    rb"|(?:np\.float\d*\(|tensor\(|np\.int\d*\()?(?P<v>" + _NUM + rb"))"
+    rb"'(?P<k>[^'\\]{1,200})':\s*(?:'(?P<q>" + NUM + rb")'"
+    rb"|(?:np\.float\d*\(|tensor\(|np\.int\d*\()?(?P<v>" + NUM + rb"))"
 )
-_POSTFIX_PAIR = re.compile(rb"(?P<k>[\w./@-]{1,200})=(?P<v>" + _NUM + rb")(?=,|\s|$)")
-_EPOCH_DESC = re.compile(r"^Epoch (\d+)(?:/\d+)?$")
 _CHECKPOINT = re.compile(
     rb"(?i)sav(?:ing|ed) (?:model )?checkpoint|checkpoint saved|saving model to"
     rb"|local_global_step_folder|saving checkpoint"
 )
 _LIGHTNING_DONE = b"`Trainer.fit` stopped"
 DICT_MAX = 16384
-MAX_METRICS = 64
-
-# A bar whose description has a word starting so is not training progress (data loading and
-# preparation, checkpoint I/O, rollout generation) or is an evaluation.
-_NOISE = re.compile(
-    r"\b(?:map|filter|load|download|generat|tokeniz|fetch|processed prompts|adding requests"
-    r"|captur|sav|upload|resolv|shard|extract|preproc|compil|comput|writ|read|render|sampl"
-    r"|creat|sanity)",
-    re.IGNORECASE,
-)
-_EVAL = re.compile(r"\b(?:eval|valid|test|predict|inference)", re.IGNORECASE)
-
-
-@dataclass(slots=True)
-class ProgressLine:
-    """One recognised line. `slot` groups hits so the scanner keeps the newest per slot."""
-
-    # tqdm | levanter | levanter_eval | verl | hf_dict | hf_eval | hf_done | regex | checkpoint
-    # | done
-    slot: str
-    value: float | None = None
-    total: float | None = None
-    counter: str = "step"
-    phase: str | None = None  # train | eval | startup | checkpoint | finished
-    bar: str | None = None  # identity of a tqdm bar: "<desc with digits as #>|<total>"
-    role: str | None = None  # for bars: train | eval | noise
-    nested: bool = False  # bar drawn below another bar (tqdm moves the cursor up: ESC[A)
-    lightning: bool = False
-    metrics: dict[str, float] | None = None
-    finished: bool = False
-    seconds_per_it: float | None = None  # a tqdm bar's rate (`9.1s/it`, `2.0it/s`)
-
-
-def si_number(num: bytes | str, suffix: bytes | str = "") -> float:
-    """`1.18`, `k` -> 1180 (tqdm's format_sizeof, divisor 1000); integral results become int."""
-    s = suffix.decode() if isinstance(suffix, bytes) else suffix
-    value = round(float(num) * SI.get(s, 1), 6)
-    return int(value) if value.is_integer() else value
-
-
-def _num(raw: bytes) -> float:
-    return float(raw)  # float() accepts nan/inf spellings
-
-
-def _postfix(post: bytes | None) -> dict[str, float]:
-    if not post:
-        return {}
-    out = {m["k"].decode(): _num(m["v"]) for m in _POSTFIX_PAIR.finditer(post)}
-    out.pop("v_num", None)
-    return out
-
-
-_RATE = re.compile(rb"^\s*(?P<n>\d+(?:\.\d+)?)(?P<si>[kMG]?)(?P<u>it/s|s/it)\s*$")
-
-
-def _seconds_per_it(raw: bytes | None) -> float | None:
-    """tqdm's rate cell as seconds per iteration (`9.10s/it`, `1.5it/s`, `2.1kit/s`)."""
-    m = _RATE.match(raw) if raw else None
-    if m is None:
-        return None
-    value = float(m["n"]) * SI[m["si"].decode()]
-    if m["u"] == b"s/it":
-        return value
-    return 1.0 / value if value > 0 else None
-
-
-def _role(desc: str) -> str:
-    if desc.lower().startswith("sanity"):
-        return "noise"  # Lightning's sanity check runs validation batches before training
-    if _EVAL.search(desc):
-        return "eval"
-    if _NOISE.search(desc):
-        return "noise"
-    return "train"
-
-
-def _last_frame(line: bytes) -> tuple[re.Match[bytes] | None, int]:
-    """The newest frame of a line and where its description starts. Captured logs often
-    hold many frames on one line (the `\\r` between them was dropped): the last is newest."""
-    m = _TQDM.search(line)
-    start = 0
-    if m is None or line.count(b"%|", m.end()) == 0:
-        return m, start
-    for later in _TQDM.finditer(line, m.end()):
-        start, m = m.end(), later
-    return m, start
-
-
-def parse_tqdm(line: bytes) -> ProgressLine | None:
-    """A tqdm frame (HF Trainer, Lightning, verl's "Training Progress", any other bar)."""
-    nested = False
-    if b"\x1b" in line:
-        nested = b"\x1b[A" in line
-        line = _ANSI.sub(b"", line)
-    m, start = _last_frame(line)
-    if m is None or (m["t"] is None and m["pct"] is not None):
-        return None
-    desc = line[start : m.start()].decode("utf-8", "replace").strip().rstrip(":").strip()
-    n = si_number(m["n"], m["ns"])
-    total = si_number(m["t"], m["ts"]) if m["t"] is not None else None
-    post = _postfix(m["post"])
-    role = _role(desc) if desc else "train"
-    if nested and role == "train":
-        role = "eval"  # HF Trainer's prediction bar sits below the training bar
-    epoch = _EPOCH_DESC.match(desc)
-    hit = ProgressLine("tqdm", value=n, total=total, role=role, nested=nested, metrics=post or None)
-    hit.seconds_per_it = _seconds_per_it(m["rate"])
-    hit.bar = re.sub(r"\d+", "#", desc) + "|" + ("" if epoch else str(total)) + "^" * nested
-    if epoch is not None:
-        hit.lightning = True
-        if "global_step" in post or "step" in post:
-            hit.value = int(post.get("global_step", post.get("step", 0)))
-        elif total:
-            hit.counter = "epoch_step"
-            hit.value = int(epoch.group(1)) * int(total) + int(n)
-        else:
-            hit.counter = "epoch_step"
-    elif total is not None and role == "train" and n >= total > 0:
-        hit.finished = True
-    hit.phase = {"train": "train", "eval": "eval"}.get(role, "startup")
-    return hit
-
-
-def parse_levanter(line: bytes) -> ProgressLine | None:
-    m = _LEVANTER.search(line)
-    if m is None or (m["n"] == b"-" and m["t"] in (b"-", b"None")):
-        return None
-    desc = m["desc"].decode("utf-8", "replace").strip()
-    n = 0 if m["n"] == b"-" else si_number(m["n"], m["ns"])
-    total = None if m["t"] in (b"-", b"None") else si_number(m["t"], m["ts"])
-    is_eval = _role(desc) == "eval"
-    hit = ProgressLine("levanter_eval" if is_eval else "levanter", value=n, total=total)
-    hit.phase = "eval" if is_eval else "train"
-    hit.metrics = _postfix(m["post"]) or None
-    hit.finished = not is_eval and total is not None and n >= total > 0
-    return hit
 
 
 def parse_verl(line: bytes) -> ProgressLine | None:
@@ -194,7 +49,7 @@ def parse_verl(line: bytes) -> ProgressLine | None:
         if not sep or not key:
             continue
         try:
-            metrics[key.decode("utf-8", "replace")] = _num(val)
+            metrics[key.decode("utf-8", "replace")] = to_float(val)
         except ValueError:
             continue
         if len(metrics) >= 4 * MAX_METRICS:
@@ -230,7 +85,7 @@ def parse_hf_dict(line: bytes) -> ProgressLine | None:
         pairs = list(_DICT_PAIR.finditer(body))
         if not pairs or body.count(b"':") != len(pairs):
             return None
-        metrics = {p["k"].decode("utf-8", "replace"): _num(p["v"] or p["q"]) for p in pairs}
+        metrics = {p["k"].decode("utf-8", "replace"): to_float(p["v"] or p["q"]) for p in pairs}
     keys = metrics.keys()
     if any(k.startswith(("eval_", "test_", "predict_")) for k in keys):
         hit = ProgressLine("hf_eval", phase="eval", metrics=metrics)

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 
+from labctl.progress.bars import parse_tqdm
 from labctl.progress.fold import (
     COUNTER_SLOTS,
     resolve_bar,
@@ -29,7 +30,8 @@ from labctl.progress.fold import (
     update_metrics,
     update_phase,
 )
-from labctl.progress.formats import ProgressLine, parse_progress_line, parse_tqdm, quick_key
+from labctl.progress.formats import parse_progress_line, quick_key
+from labctl.progress.line import ProgressLine
 from labctl.progress.logstate import (
     DEFAULT_CONFIG,
     KiB,

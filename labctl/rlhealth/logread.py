@@ -27,7 +27,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from labctl.progress.formats import ProgressLine, parse_hf_dict, parse_progress_line
+from labctl.progress.formats import parse_hf_dict, parse_progress_line
+from labctl.progress.line import ProgressLine
 from labctl.rlhealth.history import History
 from labctl.rlhealth.keys import RATE_KEY
 
