@@ -11,6 +11,9 @@ Line numbers (`CatalogHit.rel`) are 1-based and count from the first byte fed to
 engine turns them into absolute line numbers when the scan started at the beginning of the
 log, and into `line_from_end` always. A run of more than `MAX_LINE` bytes without a line
 break is cut there (and counts as a line).
+
+Here: the input and the blocks; each candidate line is decided in
+`labctl.diagnose.candidates`, tracebacks are followed in `labctl.diagnose.tracebacks`.
 """
 
 from __future__ import annotations
@@ -20,41 +23,34 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from labctl.diagnose import wrap
+from labctl.diagnose.candidates import CandidateLines
 from labctl.diagnose.catalog import Catalog
 from labctl.diagnose.hits import (
     KEEP,
-    MAX_TEXT,
     CatalogHit,
     EntryHits,
     RegionScan,
     Traceback,
-    strip_prefix,
 )
 from labctl.diagnose.lines import (
     CONTEXT_AFTER,
     CONTEXT_BEFORE,
     MAX_LINE,
-    cut_line,
     find_candidates,
     last_lines,
     last_lines_bytes,
-    lines_after,
-    lines_before,
-    make_hit,
     normalise_breaks,
 )
-from labctl.diagnose.signs import last_progress, quiet
-from labctl.diagnose.tracebacks import Pending, TracebackFollower
+from labctl.diagnose.signs import last_progress
+from labctl.diagnose.tracebacks import Pending
 
 DEFAULT_BLOCK = 8 << 20
 TAIL_LINES = 10
 PARALLEL_MIN = 2 << 20
 Spans = list[tuple[int, int, int]]
-_NONE: frozenset[int] = frozenset()
-_TB = b"Traceback (most recent call last)"
 
 
-class Scanner(TracebackFollower):
+class Scanner(CandidateLines):
     def __init__(
         self,
         catalog: Catalog,
@@ -159,17 +155,11 @@ class Scanner(TracebackFollower):
     def _process(self, final: bool) -> None:
         data = b"".join([self._look, *self._pieces])  # the one copy per block
         start, n = len(self._look), len(data)
-        forced = False
-        if final:
-            end = n
-        else:
-            end = self._cut(data, start)
-            if end <= start:
-                if n - start < MAX_LINE + self.block:
-                    self._pieces, self._plen = [data[start:]], n - start
-                    return
-                end = data.rfind(b"\n", start) + 1 or n
-                forced = end == n
+        cut = self._block_end(data, start, n, final)
+        if cut is None:  # not one whole line yet: wait for more bytes
+            self._pieces, self._plen = [data[start:]], n - start
+            return
+        end, forced = cut
         base = self._lines
         if self._wrap is None:  # decided once per scan, from the first block's first bytes
             self._wrap = wrap.width(data[start : min(end, start + wrap.SAMPLE)]) or 0
@@ -195,6 +185,30 @@ class Scanner(TracebackFollower):
         if self._wrap:
             self._unwrap(data, start, end, n, base + 1)
         self._materialise(data, n)
+        self._settle_exceptions(data, final)
+        self._note_progress(data, start, end, base + nl)
+        if final:
+            self._tail = last_lines(data, n, TAIL_LINES)
+        self._look = last_lines_bytes(data, end, self.L) if not final else b""
+        self._pieces = [data[end:]] if end < n else []
+        self._plen = n - end
+
+    def _block_end(self, data: bytes, start: int, n: int, final: bool) -> tuple[int, bool] | None:
+        """Where this block's scan ends, and whether a line over MAX_LINE is cut there; None
+        while the bytes after the look-behind are too few to hold a whole line."""
+        if final:
+            return n, False
+        end = self._cut(data, start)
+        if end > start:
+            return end, False
+        if n - start < MAX_LINE + self.block:
+            return None
+        end = data.rfind(b"\n", start) + 1 or n
+        return end, end == n
+
+    def _settle_exceptions(self, data: bytes, final: bool) -> None:
+        """Exception lines that ended a traceback become hits (code_error unless an entry
+        claimed them) once the lines after them are scanned."""
         for rel in sorted(self._pending_exc):
             item = self._pending_exc[rel]
             if not isinstance(item, CatalogHit):
@@ -202,12 +216,6 @@ class Scanner(TracebackFollower):
             if final or rel <= self._lines:
                 del self._pending_exc[rel]
                 self._record(item)
-        self._note_progress(data, start, end, base + nl)
-        if final:
-            self._tail = last_lines(data, n, TAIL_LINES)
-        self._look = last_lines_bytes(data, end, self.L) if not final else b""
-        self._pieces = [data[end:]] if end < n else []
-        self._plen = n - end
 
     def _note_progress(self, data: bytes, start: int, end: int, lines_at_end: int) -> None:
         pos, self._progress_text = last_progress(
@@ -233,79 +241,3 @@ class Scanner(TracebackFollower):
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="diagnose")
         return [self._pool.submit(find_candidates, self.cat, data, a, b) for a, b in parts]
-
-    # -- one candidate line -----------------------------------------------------------------
-    def _line(
-        self, data: bytes, ls: int, le: int, s: int, *, rel: int, n: int, final: bool
-    ) -> None:
-        line = cut_line(data, ls, le, s)
-        winner: int | None = None
-        shadowed: list[int] = []
-        for i in self.cat.match_line(line):
-            if self.cat.near_rx[i]:
-                k = self.cat.entries[i].near_lines
-                ctx = [*lines_before(data, ls, k), line, *lines_after(data, le, k, n)]
-                if not self.cat.near_ok(i, ctx):
-                    continue
-            if self.cat.frames_idx[i] and not (
-                self.cat.frames_idx[i] & self._exc_tags.get(rel, _NONE)
-            ):
-                continue  # its traceback's frames do not name the culprit
-            if winner is None:
-                winner = i
-            else:
-                shadowed.append(i)
-        if winner is not None and winner == self._code_error and rel in self._ignored:
-            winner = None
-        if self._body[0] <= rel <= self._body[1]:
-            winner, shadowed = None, []  # a source line quoted in a traceback, not an event
-        if winner is not None:
-            self._pending_exc.pop(rel, None)
-            self._raw.setdefault(winner, []).append((rel, ls, le, s, tuple(shadowed)))
-            for j in shadowed:
-                self.shadow[j] = self.shadow.get(j, 0) + 1
-        if _TB in line:
-            if self._tb is not None:
-                self._end_tb(self._tb, None, None)
-            prev = lines_before(data, ls, 1)
-            ignored = bool(prev) and b"Exception ignored" in prev[0]
-            head, lead = strip_prefix(line), line[: line.find(_TB)]
-            logged = bool(head[: head.find(_TB)].strip())  # a logger's prefix, e.g. dynamo's
-            indent = 0 if logged else len(head) - len(head.lstrip(b" \t"))
-            self._tb = Traceback(rel=rel, header=line[:MAX_TEXT], ignored=ignored, indent=indent)
-            self._tb.quiet = quiet(lead)
-            self._tb.lead = lead if logged else b""
-            if self.cat.frames_set is not None:
-                self._tb.tags = self.cat.frames_match(lines_before(data, ls, CONTEXT_BEFORE))
-            self._tb_next = rel + 1
-            self._follow(data, le + 1, n, rel + 1, final)
-
-    def _unwrap(self, data: bytes, start: int, end: int, n: int, first_line: int) -> None:
-        """Hits only a wrapped line's joined rows show (wrap.py); each takes its rows from less
-        specific hits (the generic claim of code_error on an exception line)."""
-        assert self._wrap
-        rows = wrap.hits(self.cat, data, start, end, self._wrap, first_line, n)
-        for rel, n_rows, hit in rows:
-            spec = self.cat.entries[hit.entry].specificity
-            for r in range(rel, rel + n_rows):
-                self._pending_exc.pop(r, None)
-            for i, raws in self._raw.items():
-                if self.cat.entries[i].specificity < spec:
-                    self._raw[i] = [x for x in raws if not rel <= x[0] < rel + n_rows]
-            self._record(hit)
-
-    def _materialise(self, data: bytes, n: int) -> None:
-        for i, raws in self._raw.items():
-            eh = self.hits.setdefault(i, EntryHits())
-            room = max(0, self.keep - len(eh.first))
-            keep = {r[0]: r for r in raws[:room] + raws[-self.keep :]}
-            for rel, ls, le, s, shadowed in keep.values():
-                line = cut_line(data, ls, le, s)
-                hit = make_hit(self.cat, i, data, ls, le, rel=rel, n=n, line=line)
-                hit.shadowed = shadowed
-                eh.add(hit, self.keep)
-            eh.count += len(raws) - len(keep)
-        self._raw = {}
-
-    def _record(self, hit: CatalogHit) -> None:
-        self.hits.setdefault(hit.entry, EntryHits()).add(hit, self.keep)

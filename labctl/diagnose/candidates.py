@@ -1,0 +1,105 @@
+"""One candidate line of the scan (a mixin of Scanner): which catalog entry it is a hit of
+(the first whose near-lines and frames agree; the others are shadowed), whether it starts a
+traceback, the hits only a terminal-wrapped line's joined rows show, and which hits are kept
+(the first and last `keep` per entry, turned into CatalogHits at the end of a block).
+"""
+
+from __future__ import annotations
+
+from labctl.diagnose import wrap
+from labctl.diagnose.hits import MAX_TEXT, CatalogHit, EntryHits, Traceback, strip_prefix
+from labctl.diagnose.lines import (
+    CONTEXT_BEFORE,
+    cut_line,
+    lines_after,
+    lines_before,
+    make_hit,
+)
+from labctl.diagnose.signs import quiet
+from labctl.diagnose.tracebacks import TracebackFollower
+
+_NONE: frozenset[int] = frozenset()
+_TB = b"Traceback (most recent call last)"
+
+
+class CandidateLines(TracebackFollower):
+    keep: int
+    hits: dict[int, EntryHits]
+    shadow: dict[int, int]
+    # this block's hits per entry, (rel, line start, line end, match, shadowed)
+    _raw: dict[int, list[tuple[int, int, int, int, tuple[int, ...]]]]
+
+    def _line(
+        self, data: bytes, ls: int, le: int, s: int, *, rel: int, n: int, final: bool
+    ) -> None:
+        line = cut_line(data, ls, le, s)
+        winner: int | None = None
+        shadowed: list[int] = []
+        for i in self.cat.match_line(line):
+            if self.cat.near_rx[i]:
+                k = self.cat.entries[i].near_lines
+                ctx = [*lines_before(data, ls, k), line, *lines_after(data, le, k, n)]
+                if not self.cat.near_ok(i, ctx):
+                    continue
+            if self.cat.frames_idx[i] and not (
+                self.cat.frames_idx[i] & self._exc_tags.get(rel, _NONE)
+            ):
+                continue  # its traceback's frames do not name the culprit
+            if winner is None:
+                winner = i
+            else:
+                shadowed.append(i)
+        if winner is not None and winner == self._code_error and rel in self._ignored:
+            winner = None
+        if self._body[0] <= rel <= self._body[1]:
+            winner, shadowed = None, []  # a source line quoted in a traceback, not an event
+        if winner is not None:
+            self._pending_exc.pop(rel, None)
+            self._raw.setdefault(winner, []).append((rel, ls, le, s, tuple(shadowed)))
+            for j in shadowed:
+                self.shadow[j] = self.shadow.get(j, 0) + 1
+        if _TB in line:
+            if self._tb is not None:
+                self._end_tb(self._tb, None, None)
+            prev = lines_before(data, ls, 1)
+            ignored = bool(prev) and b"Exception ignored" in prev[0]
+            head, lead = strip_prefix(line), line[: line.find(_TB)]
+            logged = bool(head[: head.find(_TB)].strip())  # a logger's prefix, e.g. dynamo's
+            indent = 0 if logged else len(head) - len(head.lstrip(b" \t"))
+            self._tb = Traceback(rel=rel, header=line[:MAX_TEXT], ignored=ignored, indent=indent)
+            self._tb.quiet = quiet(lead)
+            self._tb.lead = lead if logged else b""
+            if self.cat.frames_set is not None:
+                self._tb.tags = self.cat.frames_match(lines_before(data, ls, CONTEXT_BEFORE))
+            self._tb_next = rel + 1
+            self._follow(data, le + 1, n, rel + 1, final)
+
+    def _unwrap(self, data: bytes, start: int, end: int, n: int, first_line: int) -> None:
+        """Hits only a wrapped line's joined rows show (wrap.py); each takes its rows from less
+        specific hits (the generic claim of code_error on an exception line)."""
+        assert self._wrap
+        rows = wrap.hits(self.cat, data, start, end, self._wrap, first_line, n)
+        for rel, n_rows, hit in rows:
+            spec = self.cat.entries[hit.entry].specificity
+            for r in range(rel, rel + n_rows):
+                self._pending_exc.pop(r, None)
+            for i, raws in self._raw.items():
+                if self.cat.entries[i].specificity < spec:
+                    self._raw[i] = [x for x in raws if not rel <= x[0] < rel + n_rows]
+            self._record(hit)
+
+    def _materialise(self, data: bytes, n: int) -> None:
+        for i, raws in self._raw.items():
+            eh = self.hits.setdefault(i, EntryHits())
+            room = max(0, self.keep - len(eh.first))
+            keep = {r[0]: r for r in raws[:room] + raws[-self.keep :]}
+            for rel, ls, le, s, shadowed in keep.values():
+                line = cut_line(data, ls, le, s)
+                hit = make_hit(self.cat, i, data, ls, le, rel=rel, n=n, line=line)
+                hit.shadowed = shadowed
+                eh.add(hit, self.keep)
+            eh.count += len(raws) - len(keep)
+        self._raw = {}
+
+    def _record(self, hit: CatalogHit) -> None:
+        self.hits.setdefault(hit.entry, EntryHits()).add(hit, self.keep)
