@@ -103,8 +103,6 @@ def _verdict(rec: dict[str, Any]) -> tuple[str, str]:
 
 
 def render(records: list[dict[str, Any]], console: Console, ctx: Context) -> None:
-    from rich.text import Text
-
     now = ctx.clock()
     rules = rules_from_config(ctx.config.section("buckets"))
     limits = thresholds_from_config(ctx.config.section("thresholds"))
@@ -112,57 +110,80 @@ def render(records: list[dict[str, Any]], console: Console, ctx: Context) -> Non
     for rec in records:
         groups[bucket_of(rec, rules)].append(rec)
     for bucket in BUCKETS:
-        recs = groups[bucket]
-        if not recs:
-            continue
-        attention = sum(
-            1
-            for r in recs
-            if _verdict(r)[1] == "bold red"
-            or (r.get("rl_health") or {}).get("recommendation") == "KILL"
-        )
-        title = f"{bucket} — {len(recs)} job(s)" + (
-            f", {attention} need a person" if attention else ""
-        )
-        table = new_table(title, console)
-        columns = ["cluster", "job", "verdict", "age", "progress", "changed"]
+        if groups[bucket]:
+            console.print(_table(bucket, groups[bucket], console, now, limits))
+
+
+def _table(
+    bucket: str, recs: list[dict[str, Any]], console: Console, now: float, limits: dict[str, float]
+) -> Any:
+    """One bucket's table: a row per job, the RL columns for RL, a why / fix column when a
+    row has something to say there."""
+    from rich.text import Text
+
+    table = new_table(_title(bucket, recs), console)
+    columns = ["cluster", "job", "verdict", "age", "progress", "changed"]
+    if bucket == "RL":
+        columns += ["entropy", "grad_norm", "IS log-ratio"]
+        if any(r.get("rl_health") for r in recs):
+            columns.append("rl-health")
+    whys = [_why(r) for r in recs]
+    if any(whys):
+        columns.append("why / fix")
+    widest_job = max(len(f"{r.get('job_id')} {r.get('name') or ''}") for r in recs)
+    for col in columns:
+        minimum = {"job": min(widest_job, 24)}.get(col)
+        table.add_column(col, overflow="fold", min_width=minimum)
+    for rec, why in zip(recs, whys, strict=True):
+        row = _cells(rec, now)
         if bucket == "RL":
-            columns += ["entropy", "grad_norm", "IS log-ratio"]
-            if any(r.get("rl_health") for r in recs):
-                columns.append("rl-health")
-        whys = [_why(r) for r in recs]
+            row += _rl_cells(rec, limits, with_health="rl-health" in columns)
         if any(whys):
-            columns.append("why / fix")
-        widest_job = max(len(f"{r.get('job_id')} {r.get('name') or ''}") for r in recs)
-        for col in columns:
-            minimum = {"job": min(widest_job, 24)}.get(col)
-            table.add_column(col, overflow="fold", min_width=minimum)
-        for rec, why in zip(recs, whys, strict=True):
-            verdict, vstyle = _verdict(rec)
-            progress, changed = _progress(rec, now)
-            job = f"{rec.get('job_id')} {rec.get('name') or ''}".strip()
-            row: list[tuple[str, str]] = [
-                (cell(rec.get("cluster")), ""),
-                (cell(job, 40), ""),
-                (verdict, vstyle),
-                (human_duration(_age(rec, now)), ""),
-                (cell(progress, 40), ""),
-                (changed, "bold red" if rec.get("verdict") == Verdict.STALLED else ""),
-            ]
-            if bucket == "RL":
-                sig = rl_signals(rec)
-                red = flags(sig, limits)
-                row += [
-                    _metric(sig["entropy"], "entropy" in red, up=False),
-                    _metric(sig["grad_norm"], "grad_norm" in red, up=True),
-                    _metric(sig["log_ratio"], "log_ratio" in red, up=True),
-                ]
-                if "rl-health" in columns:
-                    row.append(rl_label(rec.get("rl_health")))
-            if any(whys):
-                row.append((cell(why, 90), ""))
-            table.add_row(*(Text(text, style=style) for text, style in row))
-        console.print(table)
+            row.append((cell(why, 90), ""))
+        table.add_row(*(Text(text, style=style) for text, style in row))
+    return table
+
+
+def _title(bucket: str, recs: list[dict[str, Any]]) -> str:
+    attention = sum(
+        1
+        for r in recs
+        if _verdict(r)[1] == "bold red"
+        or (r.get("rl_health") or {}).get("recommendation") == "KILL"
+    )
+    return f"{bucket} — {len(recs)} job(s)" + (f", {attention} need a person" if attention else "")
+
+
+def _cells(rec: dict[str, Any], now: float) -> list[tuple[str, str]]:
+    """(text, style) of every bucket's columns: cluster, job, verdict, age, progress, changed."""
+    verdict, vstyle = _verdict(rec)
+    progress, changed = _progress(rec, now)
+    job = f"{rec.get('job_id')} {rec.get('name') or ''}".strip()
+    return [
+        (cell(rec.get("cluster")), ""),
+        (cell(job, 40), ""),
+        (verdict, vstyle),
+        (human_duration(_age(rec, now)), ""),
+        (cell(progress, 40), ""),
+        (changed, "bold red" if rec.get("verdict") == Verdict.STALLED else ""),
+    ]
+
+
+def _rl_cells(
+    rec: dict[str, Any], limits: dict[str, float], *, with_health: bool
+) -> list[tuple[str, str]]:
+    """The RL bucket's columns: entropy, grad_norm, IS log-ratio (red past the thresholds),
+    and rl-health's recommendation when the table has that column."""
+    sig = rl_signals(rec)
+    red = flags(sig, limits)
+    out = [
+        _metric(sig["entropy"], "entropy" in red, up=False),
+        _metric(sig["grad_norm"], "grad_norm" in red, up=True),
+        _metric(sig["log_ratio"], "log_ratio" in red, up=True),
+    ]
+    if with_health:
+        out.append(rl_label(rec.get("rl_health")))
+    return out
 
 
 def _why(rec: dict[str, Any]) -> str:
