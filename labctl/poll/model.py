@@ -117,13 +117,24 @@ def job_record(
     cluster: str, scheduler: str, job: dict[str, Any], *, observed_at: float, remote_now: float
 ) -> dict[str, Any]:
     """The `job` record for an observed job (without the store's fields)."""
-    out_mtime, err_mtime = job.get("stdout_mtime"), job.get("stderr_mtime")
-    newest = max((m for m in (out_mtime, err_mtime) if m is not None), default=None)
     return {
         "kind": "job",
         "cluster": cluster,
         "scheduler": scheduler,
         "key": key_text(cluster, job_key(job)),
+        **_names(job),
+        **_run(job),
+        **_logs(job, remote_now),
+        "source": job.get("source"),
+        "observed_at": rfc3339(observed_at),
+        "progress": None,
+        **({"supervise": job["supervise"]} if job.get("supervise") else {}),
+    }
+
+
+def _names(job: dict[str, Any]) -> dict[str, Any]:
+    """Which job: its ids (array task, het component), name, owner and partition."""
+    return {
         "job_id": _text(job.get("job_id")),
         "job_id_raw": _text(job.get("job_id_raw")),
         "array_job_id": _text(job.get("array_job_id")),
@@ -135,6 +146,12 @@ def job_record(
         "user": job.get("user"),
         "account": job.get("account"),
         "partition": job.get("partition"),
+    }
+
+
+def _run(job: dict[str, Any]) -> dict[str, Any]:
+    """How it runs: the scheduler's state, poll's verdict, its times and nodes."""
+    return {
         "state": job.get("state"),
         "state_raw": job.get("state_raw"),
         "reason": job.get("reason"),
@@ -151,6 +168,14 @@ def job_record(
         "n_nodes": job.get("n_nodes"),
         "restarts": job.get("restarts"),
         "work_dir": job.get("work_dir"),
+    }
+
+
+def _logs(job: dict[str, Any], remote_now: float) -> dict[str, Any]:
+    """Its log files (RFC 3339 mtimes), how long since either grew, the kill lines in them."""
+    out_mtime, err_mtime = job.get("stdout_mtime"), job.get("stderr_mtime")
+    newest = max((m for m in (out_mtime, err_mtime) if m is not None), default=None)
+    return {
         "stdout": job.get("stdout"),
         "stderr": job.get("stderr"),
         "stdout_size": job.get("stdout_size"),
@@ -159,8 +184,4 @@ def job_record(
         "stderr_mtime": rfc3339(err_mtime),
         "log_age_s": None if newest is None else max(0.0, remote_now - newest),
         "log_markers": sorted(job.get("log_markers") or []) or None,
-        "source": job.get("source"),
-        "observed_at": rfc3339(observed_at),
-        "progress": None,
-        **({"supervise": job["supervise"]} if job.get("supervise") else {}),
     }
