@@ -196,6 +196,35 @@ def test_secrets_never_reach_logs_events_escalations_or_notify_records(tmp_path:
     assert run.final["notify"]["ok"] is True
 
 
+def _hook(tmp_path: Path) -> tuple[Path, str]:
+    """A notify command that records the path it was given."""
+    seen = tmp_path / "notified.txt"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f'#!/bin/sh\necho "$@" > {seen}\n')
+    hook.chmod(0o755)
+    return seen, f'[supervise]\nnotify = "{hook}"\n'
+
+
+def test_an_unwritable_escalate_to_costs_neither_the_files_nor_the_notify(
+    tmp_path: Path,
+) -> None:
+    inbox = tmp_path / "inbox"
+    inbox.write_text("a file where the directory should be\n")
+    seen, config = _hook(tmp_path)
+    run = supervise(tmp_path, child("unknown"), "--escalate-to", str(inbox), config=config)
+    end = run.final
+    assert end["kind"] == "escalated" and end["path"] is not None, run.records
+    md, js = Path(end["path"]), Path(end["json_path"])
+    assert md.parent == run.state / "escalations" and md.is_file() and js.is_file()
+    assert seen.read_text().split() == [str(md)] and end["notify"]["ok"] is True
+    assert end["copies"] == [] and end["not_written"] == [str(inbox)]
+    _checked(run, 3)  # the escalation's 1, made worse by a file it was asked for and lost
+    (err,) = run.kinds("error")
+    assert err["reason"] == "not_written" and err["path"] == str(inbox)
+    assert err["errno"] == "EEXIST" and "escalation copy" in err["message"]
+    assert inbox.read_text() == "a file where the directory should be\n"
+
+
 def test_usage_errors_start_nothing(tmp_path: Path) -> None:
     missing = supervise(tmp_path, ["no-such-program-xyz", "--batch-size", "8"])
     assert missing.res.code == 2 and "command not found" in missing.final["message"]

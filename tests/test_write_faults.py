@@ -276,6 +276,39 @@ def test_supervise_on_a_read_only_state_dir_still_runs_and_escalates(tmp_path: P
         assert list(state.iterdir()) == []
 
 
+@pytest.mark.parametrize("fault", ["ro", "full"])
+def test_supervise_on_a_broken_state_dir_still_copies_the_escalation(
+    tmp_path: Path, fault: str
+) -> None:
+    """The state dir refuses the escalation files: the --escalate-to copy is still
+    written, and it is what the event names and the notify command gets."""
+    from helpers.supervise import CHILDREN, supervise
+
+    inbox, seen, hook = tmp_path / "inbox", tmp_path / "notified.txt", tmp_path / "hook.sh"
+    hook.write_text(f'#!/bin/sh\necho "$@" > {seen}\n')
+    hook.chmod(0o755)
+    with tmpfs(tmp_path / "state", "256k") as state:
+        remount(state, "ro") if fault == "ro" else fill(state)
+        run = supervise(
+            tmp_path, [sys.executable, str(CHILDREN / "unknown.py")],
+            "--escalate-to", str(inbox), config=f'[supervise]\nnotify = "{hook}"\n',
+        )  # fmt: skip
+        assert run.res.code == 3, run.res.stderr
+        said = " ".join(e["message"] for e in run.kinds("error"))
+        assert "the escalation files" in said
+        assert_valid("supervise", run.records)
+        end = run.final
+        assert end["kind"] == "escalated" and end["path"] is not None
+        md, js = Path(end["path"]), Path(end["json_path"])
+        assert md.parent == inbox and md.name.endswith("_unknown.md")
+        assert end["not_written"] == [str(state / "escalations")]
+        assert "frobnicator" in md.read_text()  # the output's tail, kept in memory
+        assert json.loads(js.read_text())["kind"] == "escalation"
+        assert sorted(p.name for p in inbox.iterdir()) == sorted([md.name, js.name])
+        assert seen.read_text().split() == [str(md)] and end["notify"]["ok"] is True
+        assert not (state / "escalations").exists() or not any((state / "escalations").iterdir())
+
+
 # -- the sweep: the runbook's own outage ----------------------------------------------------
 
 

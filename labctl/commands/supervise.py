@@ -187,7 +187,9 @@ def cli(
 
     A full or read-only state dir never stops the command: what could not be written (an
     attempt log, the registration, the escalation files) is named in a `state_unwritable`
-    record, and the events still reach stdout.
+    record, and the events still reach stdout. Each escalation folder is written on its
+    own: an --escalate-to copy the disk refuses is a `not_written` record, and the notify
+    command gets whichever file was written.
 
     Exit codes: 0 the command succeeded; 1 escalated; 2 usage error, nothing started;
     3 labctl could not run the command, read its log or write its state; 130 interrupted.

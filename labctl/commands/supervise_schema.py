@@ -115,11 +115,17 @@ SCHEMAS: dict[str, Any] = {
             "fingerprint": STR_OR_NULL,
             "path": {
                 "type": ["string", "null"],
-                "description": "the .md escalation file (null: the disk refused it; a "
-                "state_unwritable record says why)",
+                "description": "the .md escalation file: the state dir's, else the first "
+                "copy written (null: every folder refused it; error records say why)",
             },
             "json_path": {"type": ["string", "null"]},
             "copies": {"type": "array", "items": {"type": "string"}},
+            "not_written": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "folders that refused their escalation files (a "
+                "state_unwritable or not_written record each says why)",
+            },
             "next_steps": {"type": "array", "items": {"type": "string"}},
             "notify": {"type": ["object", "null"]},
         },

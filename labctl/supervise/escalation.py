@@ -9,6 +9,7 @@ redacted, mode 0600.
 
 from __future__ import annotations
 
+import errno
 import json
 import shlex
 import time
@@ -67,8 +68,10 @@ def document(
     final: tuple[Sequence[str], Mapping[str, str | None]],
     attempts: Sequence[AttemptLog],
     at: str | None,
+    last_lines: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """The escalation document (the .json file; render_md makes the .md of it)."""
+    """The escalation document (the .json file; render_md makes the .md of it).
+    `last_lines`: the output's tail when the last attempt's log was not written."""
     argv, env = final
     return {
         "kind": "escalation",
@@ -84,7 +87,11 @@ def document(
         "final_command": list(argv),
         "env_changes": dict(env),
         "attempts": [vars(a) for a in attempts],
-        "last_log_lines": log_tail(attempts[-1].log) if attempts else [],
+        "last_log_lines": list(last_lines)
+        if last_lines is not None
+        else log_tail(attempts[-1].log)
+        if attempts
+        else [],
         "next_steps": next_steps(reason, diagnosis, command_text(argv, env)),
     }
 
@@ -110,9 +117,14 @@ def log_tail(path: Path | str | None, lines: int = TAIL_LINES) -> list[str]:
             data = fh.read()
     except OSError:
         return []
+    return tail_lines(data, cut=size > TAIL_BYTES, lines=lines)
+
+
+def tail_lines(data: bytes, *, cut: bool = True, lines: int = TAIL_LINES) -> list[str]:
+    """The last lines of the output's last bytes (`cut`: the first line may be partial)."""
     text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
     out = text.split("\n")
-    if size > TAIL_BYTES:
+    if cut and len(out) > 1:
         out = out[1:]  # the first line was cut
     while out and not out[-1].strip():
         out.pop()
@@ -180,25 +192,48 @@ def render_md(doc: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _write_pair(folder: Path, stem: str, md: bytes, js: bytes) -> tuple[Path, Path]:
+    """The .md and .json in `folder` under a free name: both, or (OSError) neither."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for n in range(1, 1000):
+        base = str(folder / (stem if n == 1 else f"{stem}-{n}"))
+        try:
+            js_path = create_exclusive(Path(base + ".json"), js, mode=0o600)
+        except FileExistsError:
+            continue
+        try:
+            return create_exclusive(Path(base + ".md"), md, mode=0o600), js_path
+        except OSError:  # never half a pair: the .json goes too
+            js_path.unlink(missing_ok=True)
+            raise
+    raise FileExistsError(errno.EEXIST, "999 escalations of this name this second", str(folder))
+
+
+@dataclass
+class Written:
+    """What write_files did: the (md, json) pair in each folder that took it, and the
+    folders that refused theirs, with why."""
+
+    pairs: list[tuple[Path, Path]] = field(default_factory=list)
+    failed: list[tuple[Path, OSError]] = field(default_factory=list)
+
+
 def write_files(
     doc: Mapping[str, Any], folders: Sequence[Path], when: float, redactor: Redactor
-) -> list[Path]:
-    """Write the .md and .json into each folder; returns every path written (md, json, ...)."""
+) -> Written:
+    """Write the .md and .json into each folder, each independently of the others: a
+    full state dir does not cost the --escalate-to copy, nor an unwritable copy the
+    state dir's files."""
     clean = redactor.value(dict(doc))
     md = redactor.text(render_md(clean)).encode("utf-8")
     js = (json.dumps(clean, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
     stem = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(when)) + "_" + str(doc["name"])
-    out: list[Path] = []
+    out = Written()
     for folder in folders:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        for n in range(1, 1000):
-            base = str(folder / (stem if n == 1 else f"{stem}-{n}"))
-            try:
-                create_exclusive(Path(base + ".json"), js, mode=0o600)
-            except FileExistsError:
-                continue
-            out += [create_exclusive(Path(base + ".md"), md, mode=0o600), Path(base + ".json")]
-            break
+        try:
+            out.pairs.append(_write_pair(folder, stem, md, js))
+        except OSError as exc:
+            out.failed.append((folder, exc))
     return out
 
 
@@ -208,27 +243,36 @@ def deliver(
     when: float,
     redactor: Redactor,
     notify_command: str | None,
-    on_fault: Callable[[OSError], None],
+    on_fault: Callable[[Path, OSError], None],
 ) -> dict[str, Any]:
-    """Write the files and run the notify command: the `escalated` event's path, json_path,
-    copies and notify. Files the disk refuses (`on_fault` hears why) leave the paths null
-    and the notify command unrun: the event itself still says everything."""
+    """Write the files and run the notify command: the `escalated` event's path,
+    json_path, copies, not_written and notify. `path` is the first folder's file that was
+    written (the state dir's, else a copy); each folder the disk refuses is told to
+    `on_fault` and named in not_written. The notify command gets whatever file exists;
+    with none, it is not run: the event itself still says everything."""
     from labctl.backends.localrun import notify
 
-    try:
-        paths = write_files(doc, folders, when, redactor)
-    except OSError as exc:
-        on_fault(exc)
-        paths = []
-    if len(paths) < 2:
-        sent = None
-        if notify_command:  # it is given the file, which is not there
-            sent = {"ok": False, "exit_code": None, "timed_out": False, "error": "not written"}
-        return {"path": None, "json_path": None, "copies": [], "notify": sent}
-    sent = notify(notify_command, paths[0], paths[1]) if notify_command else None
-    return {
-        "path": str(paths[0]),
-        "json_path": str(paths[1]),
-        "copies": [str(p) for p in paths[2:]],
-        "notify": sent,
+    written = write_files(doc, folders, when, redactor)
+    for folder, exc in written.failed:
+        on_fault(folder, exc)
+    out: dict[str, Any] = {
+        "path": None,
+        "json_path": None,
+        "copies": [],
+        "not_written": [str(folder) for folder, _ in written.failed],
+        "notify": None,
     }
+    if not written.pairs:
+        if notify_command:  # it is given the file, which is not there
+            out["notify"] = {
+                "ok": False,
+                "exit_code": None,
+                "timed_out": False,
+                "error": "not written",
+            }
+        return out
+    (md, js), *others = written.pairs
+    out.update(path=str(md), json_path=str(js), copies=[str(p) for pair in others for p in pair])
+    if notify_command:
+        out["notify"] = notify(notify_command, md, js)
+    return out

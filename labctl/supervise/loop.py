@@ -56,6 +56,7 @@ class Run:
         self.fingerprints: list[str] = []
         self.finished = False
         self.running: int | None = None  # the pgid of a child started and not yet waited for
+        self.unlogged: bytes | None = None  # the last attempt's output tail, if not logged
         self.reg = Registration(
             opts.state_dir,
             {
@@ -156,6 +157,7 @@ class Run:
         if res.log_fault is not None and self.logs.is_dir():
             self.unwritten.note(f"attempt {n}'s log", res.log_fault)
         entry.exit_code, entry.signal, entry.duration_s = res.exit_code, res.signal, res.duration_s
+        self.unlogged = res.tail if res.log_fault is not None else None
         entry.stalled, entry.leftovers = res.stalled, res.leftovers
         last = {"exit_code": res.exit_code, "signal": res.signal, "stalled": res.stalled}
         self.reg.update(child_pid=None, pgid=None, last_exit=last, updated=self.now())
@@ -263,13 +265,14 @@ class Run:
             self.reg.data, reason=reason, message=message, diagnosis=d,
             final=(self.setup.argv, self.setup.env_changes()), attempts=self.attempts,
             at=self.now(),
+            last_lines=None if self.unlogged is None else self._unlogged_lines(),
         )  # fmt: skip
         folders = [self.opts.state_dir / "escalations"]
         if self.opts.escalate_to is not None:
             folders.append(self.opts.escalate_to)
         written = escalation.deliver(
             doc, folders, self.svc.clock(), self.svc.redactor, self.opts.notify,
-            lambda exc: self.unwritten.note("the escalation files", exc),
+            self._escalation_fault,
         )  # fmt: skip
         if written["path"] is not None:
             self.reg.update(escalation=written["path"])
@@ -277,6 +280,18 @@ class Run:
             "escalated", reason=reason, message=message, catalog_id=d.get("catalog_id"),
             fingerprint=d.get("fingerprint"), next_steps=doc["next_steps"], **written,
         )  # fmt: skip
+
+    def _unlogged_lines(self) -> list[str]:
+        from labctl.backends.sink import TAIL_KEEP
+
+        data = self.unlogged or b""
+        return escalation.tail_lines(data, cut=len(data) >= TAIL_KEEP)
+
+    def _escalation_fault(self, folder: Path, exc: OSError) -> None:
+        if folder == self.opts.state_dir / "escalations":
+            self.unwritten.note("the escalation files", exc)
+        else:  # the copy the user asked for (--escalate-to / [supervise] escalate_to)
+            self.unwritten.lost(folder, exc, f"the escalation copy in {folder} was not written")
 
 
 def supervise(opts: Options, svc: Services) -> Iterator[Record]:
