@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 import uuid
@@ -14,7 +15,15 @@ from typing import Any
 
 import pytest
 from helpers.cli import LABCTL, run_labctl
-from helpers.supervise import alive, child, left_behind, registration, supervise
+from helpers.supervise import (
+    CHILDREN,
+    alive,
+    child,
+    left_behind,
+    registration,
+    supervise,
+    venv_borrowing_pip,
+)
 from schema_check import assert_valid
 
 from labctl.backends.proc import terminate_group
@@ -23,10 +32,13 @@ from labctl.backends.proc import terminate_group
 class Live:
     """`labctl supervise` in the background, its events read as they come."""
 
-    def __init__(self, tmp_path: Path, command: list[str], *options: str) -> None:
+    def __init__(
+        self, tmp_path: Path, command: list[str], *options: str, env: dict[str, str] | None = None
+    ) -> None:
         self.state = tmp_path / "state"
         self.marker = uuid.uuid4().hex
-        env = dict(os.environ, LABCTL_STATE_DIR=str(self.state), LABCTL_TEST_MARKER=self.marker)
+        env = dict(os.environ, **(env or {}))
+        env.update(LABCTL_STATE_DIR=str(self.state), LABCTL_TEST_MARKER=self.marker)
         self.proc = subprocess.Popen(
             [*LABCTL, "supervise", *options, "--", *command],
             stdout=subprocess.PIPE,
@@ -76,6 +88,45 @@ def test_signals_are_forwarded_to_the_childs_group(
     assert not any(r["kind"] in ("diagnosis", "fix_applied") for r in live.records)
     assert left_behind(live.marker) == []
     assert registration(live.state)["state"] == "interrupted"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+def test_a_signal_during_a_pip_install_interrupts_the_run(tmp_path: Path, sig: int) -> None:
+    """pip waits on a package index that never answers; the signal reaches pip's group and
+    the run ends `interrupted` (130), not escalated as a failed install."""
+    python, site = venv_borrowing_pip(tmp_path)
+    index = socket.socket()
+    index.bind(("127.0.0.1", 0))
+    index.listen(8)  # connections are taken by the kernel and never answered
+    config = tmp_path / "config.toml"
+    config.write_text("[supervise]\nallow_install = true\n")
+    env = {
+        "LABCTL_CONFIG": str(config),
+        "PIP_INDEX_URL": f"http://127.0.0.1:{index.getsockname()[1]}/simple",
+        "PIP_TIMEOUT": "120",
+        "PIP_NO_CACHE_DIR": "1",
+    }
+    command = [str(python), str(CHILDREN / "missing_module.py")]
+    with index:
+        live = Live(tmp_path, command, "--kill-grace", "1", env=env)
+        live.until("diagnosis")
+        logs = live.state / "supervise" / "logs"
+        deadline = time.monotonic() + 30
+        while "Looking in indexes" not in "".join(
+            p.read_text() for p in logs.glob("*/install-1.log")
+        ):
+            assert time.monotonic() < deadline, "pip never started"
+            time.sleep(0.05)
+        live.proc.send_signal(sig)
+        assert live.finish() == 130, live.records[-2:]
+    assert_valid("supervise", live.records)
+    end = live.records[-1]
+    assert end["kind"] == "interrupted" and end["signal"] == sig, end
+    assert not any(r["kind"] in ("escalated", "fix_applied") for r in live.records)
+    assert not (live.state / "escalations").exists()
+    assert registration(live.state)["state"] == "interrupted"
+    assert left_behind(live.marker) == []
+    assert not (site / "labctl_test_missing_module.py").exists()
 
 
 POLL_CONFIG = '[[clusters]]\nname = "laptop"\nhost = "local"\nscheduler = "supervise"\n'

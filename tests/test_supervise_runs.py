@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers.cli import run_labctl
-from helpers.supervise import PY, Run, child, left_behind, supervise
+from helpers.supervise import PY, Run, child, left_behind, supervise, venv_borrowing_pip
 from schema_check import assert_valid
 
 FAST = ("--stall-after", "1", "--kill-grace", "1")
@@ -268,23 +268,9 @@ def _wheel(folder: Path, name: str, version: str = "1.0") -> None:
             whl.writestr(path, data)
 
 
-def _venv(tmp_path: Path) -> tuple[Path, Path]:
-    """A venv without pip of its own (it borrows the test venv's pip): its python, site dir."""
-    import subprocess
-    import sysconfig
-
-    import pip
-
-    venv = tmp_path / "venv"
-    subprocess.run([PY, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
-    (site / "borrowed_pip.pth").write_text(str(Path(pip.__file__).parent.parent) + "\n")
-    return venv / "bin" / "python", site
-
-
 def _missing_module_in_venv(tmp_path: Path, wheels: Path) -> tuple[Run, Path]:
     """The missing-module child in its own venv, installs allowed, pip offline on `wheels`."""
-    python, site = _venv(tmp_path)
+    python, site = venv_borrowing_pip(tmp_path)
     wheels.mkdir(exist_ok=True)
     run = supervise(
         tmp_path,

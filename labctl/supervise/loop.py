@@ -222,6 +222,9 @@ class Run:
                 kill_grace=self.opts.kill_grace, redact=self.svc.redactor.text,
                 tee=self.svc.tee, signals=self.svc.signals,
             )  # fmt: skip
+            if self.svc.signals.signum:  # forwarded to pip's group: not pip's failure
+                yield self._end("interrupted", signal=self.svc.signals.signum)
+                return False
             if failed:
                 yield self._escalate("install_failed", failed, d)
                 return False

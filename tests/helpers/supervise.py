@@ -99,3 +99,17 @@ def supervise(
 def registration(state: Path) -> dict[str, Any]:
     (path,) = (state / "supervise" / "runs").glob("*.json")
     return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+def venv_borrowing_pip(tmp_path: Path) -> tuple[Path, Path]:
+    """A venv without pip of its own (it borrows the test venv's pip): its python, site dir."""
+    import subprocess
+    import sysconfig
+
+    import pip
+
+    venv = tmp_path / "venv"
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
+    (site / "borrowed_pip.pth").write_text(str(Path(pip.__file__).parent.parent) + "\n")
+    return venv / "bin" / "python", site
