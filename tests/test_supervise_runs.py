@@ -50,6 +50,22 @@ def test_cuda_oom_halves_the_batch_in_every_spelling(
     assert run.escalations() == []
 
 
+def test_batch_size_args_in_the_config_teach_supervise_a_spelling(tmp_path: Path) -> None:
+    """`--mbs` is no spelling the catalog knows: escalated as arg_not_found, until
+    [supervise] batch_size_args names it; then it is halved like any other."""
+    unknown = _checked(supervise(tmp_path / "plain", child("oom", "--mbs", "64")), 1)
+    assert len(unknown.kinds("attempt_started")) == 1
+    assert unknown.final["reason"] == "arg_not_found"
+    config = '[supervise]\nbatch_size_args = ["mbs"]\n'
+    run = _checked(supervise(tmp_path, child("oom", "--mbs", "64", "--lr", "3"), config=config), 0)
+    starts = run.kinds("attempt_started")
+    assert [s["argv"][-3] for s in starts] == ["64", "32", "16", "8"]
+    assert starts[-1]["argv"] == child("oom", "--mbs", "8", "--lr", "3")
+    changes = [f["changes"] for f in run.kinds("fix_applied")]
+    assert changes[0] == [{"what": "arg", "name": "--mbs", "old": "64", "new": "32"}]
+    assert run.final["kind"] == "succeeded" and run.final["attempts"] == 4
+
+
 def test_batch_at_its_minimum_escalates_with_the_whole_history(tmp_path: Path) -> None:
     inbox = tmp_path / "inbox"
     run = supervise(

@@ -7,7 +7,7 @@ import random
 import sys
 
 ALIASES = {
-    "batch": ("batch_size", "per_device_train_batch_size", "train_batch_size"),
+    "batch": ("batch_size", "per_device_train_batch_size", "train_batch_size", "mbs"),
     "clip": ("max_grad_norm", "grad_clip", "gradient_clip_val"),
     "steps": ("max_steps",),
 }
