@@ -66,6 +66,36 @@ def test_batch_size_args_in_the_config_teach_supervise_a_spelling(tmp_path: Path
     assert run.final["kind"] == "succeeded" and run.final["attempts"] == 4
 
 
+RUN_FIELDS = ("run_id", "attempt")
+
+
+@pytest.mark.parametrize("name", ["oom", "nan", "missing_module", "unknown"])
+def test_the_diagnosis_event_is_what_labctl_diagnose_says(tmp_path: Path, name: str) -> None:
+    """The same record `labctl diagnose` gives for the attempt's log (and, for a failure
+    only its exit status tells, for a job record carrying that status)."""
+    run = supervise(tmp_path, child(name), "--max-retries", "0", env={"NAN_ALWAYS": "1"})
+    (event,) = run.kinds("diagnosis")
+    (ended,) = run.kinds("attempt_ended")
+    assert event["source"] == ended["log"] and event["attempt"] == 1
+    mine = {k: v for k, v in event.items() if k not in RUN_FIELDS}
+    if name != "unknown":  # the log says it all: diagnose on the file alone agrees
+        (theirs,) = run_labctl("diagnose", ended["log"]).records
+        status = mine.pop("scheduler")  # the exit status supervise adds; a file has none
+        assert (status["state"], status["exit_code"]) == ("FAILED", ended["exit_code"])
+        assert theirs.pop("scheduler") is None
+        assert mine == theirs
+        return
+    job = {"kind": "job", "job_id": "1", "state": "FAILED", "verdict": "failed",
+           "exit_code": ended["exit_code"], "stdout": ended["log"]}  # fmt: skip
+    (rec,) = run_labctl("diagnose", input=json.dumps(job) + "\n").records
+    theirs = rec["diagnosis"]
+    assert mine["category"] == theirs["category"] == "unknown"
+    same = ("catalog_id", "fingerprint", "title", "fix", "action", "retryable", "confidence",
+            "decided_by", "failed", "severity", "source")  # fmt: skip
+    assert {k: mine[k] for k in same} == {k: theirs[k] for k in same}
+    assert mine["evidence"][1:] == theirs["evidence"][1:]  # [0]: the status, as each had it
+
+
 def test_batch_at_its_minimum_escalates_with_the_whole_history(tmp_path: Path) -> None:
     inbox = tmp_path / "inbox"
     run = supervise(
