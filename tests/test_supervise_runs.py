@@ -151,6 +151,28 @@ def test_a_once_only_fix_is_not_applied_twice(tmp_path: Path) -> None:
     assert "add_arg max_grad_norm was already applied once" in run.final["message"]
 
 
+def test_reducing_scope_is_once_only_even_when_the_entry_does_not_say_so(
+    tmp_path: Path,
+) -> None:
+    """A user catalog's reduce_scope without `once = true`: still one reduction per run."""
+    lab = tmp_path / "lab.toml"
+    lab.write_text(
+        '[[entry]]\nid = "frob_phase"\ntitle = "Frobnicator out of phase"\n'
+        'category = "code_error"\nspecificity = 90\nretryable = false\n'
+        'fix = "run shorter"\nany = ["frobnicator is out of phase"]\n'
+        'action = { type = "reduce_scope", arg = "max_steps", factor = 0.5, min = 1 }\n'
+        'examples = ["the frobnicator is out of phase; giving up"]\n'
+    )
+    config = f'[catalog]\nfiles = ["{lab}"]\n'
+    run = supervise(tmp_path, child("unknown", "--max-steps", "100"), "--max-retries", "5",
+                    config=config)  # fmt: skip
+    _checked(run, 1)
+    assert [s["argv"][-1] for s in run.kinds("attempt_started")] == ["100", "50"]
+    assert {d["catalog_id"] for d in run.kinds("diagnosis")} == {"frob_phase"}
+    assert run.final["reason"] == "fix_exhausted"
+    assert "reduce_scope max_steps was already applied once" in run.final["message"]
+
+
 def test_cpu_fallback_clears_cuda_visible_devices(tmp_path: Path) -> None:
     run = _checked(supervise(tmp_path, child("cuda"), env={"CUDA_VISIBLE_DEVICES": "0,1"}), 0)
     (fix,) = run.kinds("fix_applied")

@@ -140,6 +140,43 @@ def test_plan_fixes_env_install_and_once() -> None:
         assert isinstance(plan({"type": kind}, setup, _ctx()), NoFix)
 
 
+@pytest.mark.parametrize(
+    ("action", "argv"),
+    [
+        ({"type": "add_arg", "arg": "max_grad_norm", "value": 1.0}, ("p", "t.py")),
+        ({"type": "set_env", "name": "HF_HUB_OFFLINE", "value": "1"}, ("p", "t.py")),
+        ({"type": "set_env", "name": "CUDA_VISIBLE_DEVICES", "unset": True}, ("p", "t.py")),
+        (
+            {"type": "reduce_scope", "arg": "max_steps", "factor": 0.5, "min": 1},
+            ("p", "t.py", "--max-steps", "100"),
+        ),
+    ],
+    ids=["add_arg", "set_env", "unset_env", "reduce_scope"],
+)
+def test_add_arg_set_env_and_reduce_scope_are_once_only_without_saying_so(
+    action: dict[str, Any], argv: tuple[str, ...]
+) -> None:
+    """No `once = true` in the entry (a user catalog's, say): still applied once per run."""
+    first = plan(action, Setup(argv), _ctx())
+    assert not isinstance(first, NoFix) and first.once_key
+    # a fresh Setup: the fix would change something again (scope 100 -> 50 once more)
+    again = plan(action, Setup(argv), _ctx(once_used=frozenset({first.once_key})))
+    assert isinstance(again, NoFix) and again.reason == "fix_exhausted"
+    assert "already applied once" in again.message
+
+
+def test_a_port_clash_gets_a_fresh_port_each_time() -> None:
+    port = {"type": "set_env", "name": "MASTER_PORT", "value": "{free_port}"}
+    ports = iter([29871, 29872])
+    ctx = _ctx(free_port=lambda: next(ports))
+    first = plan(port, Setup(("p",)), ctx)
+    assert not isinstance(first, NoFix) and first.once_key is None
+    second = plan(port, first.setup, ctx)
+    assert not isinstance(second, NoFix) and second.setup.env == (("MASTER_PORT", "29872"),)
+    halve = {"type": "scale_arg", "arg": "batch_size", "factor": 0.5, "min": 1}
+    assert plan(halve, Setup(("p", "--bs", "8")), ctx).once_key is None  # type: ignore[union-attr]
+
+
 OOM = {
     "category": "cuda_oom", "catalog_id": "cuda_oom", "title": "CUDA out of memory",
     "retryable": False, "fingerprint": "a" * 16,

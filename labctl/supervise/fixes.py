@@ -4,6 +4,13 @@ An attempt is a `Setup`: the argv, the environment changes relative to labctl's 
 environment, and the packages supervise installed. `plan` turns a catalog action into a
 `Fix` (the next Setup and the changes it makes) or a `NoFix` saying why nothing can be
 changed. Whether a fix is actually used (budget, repeats, plain re-runs) is policy.py's call.
+
+Once-only fixes: adding an argument, setting or clearing an environment variable and
+reducing the run's scope are applied at most once per run (per argument or variable),
+whatever the catalog entry says; any other action is once-only when its entry says
+`once = true`. One exception: a `set_env` whose value is `{free_port}` (a port clash)
+draws a new free port each time, so a second clash (the port taken again between the
+pick and the bind) gets a fresh one; the retry budget bounds it like a halving batch size.
 """
 
 from __future__ import annotations
@@ -75,6 +82,19 @@ def family_of(arg: str, families: Mapping[str, frozenset[str]]) -> frozenset[str
     return frozenset({n})
 
 
+ONCE_TYPES = frozenset({"add_arg", "set_env", "reduce_scope"})
+FREE_PORT = "{free_port}"
+
+
+def is_once(action: Mapping[str, Any]) -> bool:
+    """Is this fix applied at most once per run? (see the module doc)"""
+    if action.get("once"):
+        return True
+    if action.get("type") == "set_env" and FREE_PORT in str(action.get("value", "")):
+        return False
+    return action.get("type") in ONCE_TYPES
+
+
 def once_key(action: Mapping[str, Any]) -> str:
     what = action.get("arg") or action.get("name") or action.get("module") or ""
     return f"{action.get('type')}:{what}"
@@ -83,7 +103,7 @@ def once_key(action: Mapping[str, Any]) -> str:
 def plan(action: Mapping[str, Any] | None, setup: Setup, ctx: FixContext) -> Fix | NoFix:
     kind = str((action or {}).get("type") or "none")
     act: Mapping[str, Any] = action or {}
-    if act.get("once") and once_key(act) in ctx.once_used:
+    if is_once(act) and once_key(act) in ctx.once_used:
         return NoFix("fix_exhausted", f"{_what(act)} was already applied once in this run")
     handler = _HANDLERS.get(kind)
     if kind == "none":
@@ -102,7 +122,7 @@ def _what(act: Mapping[str, Any]) -> str:
 
 
 def _once(act: Mapping[str, Any]) -> str | None:
-    return once_key(act) if act.get("once") else None
+    return once_key(act) if is_once(act) else None
 
 
 def _scale(act: Mapping[str, Any], setup: Setup, ctx: FixContext) -> Fix | NoFix:
@@ -138,8 +158,8 @@ def _add_arg(act: Mapping[str, Any], setup: Setup, ctx: FixContext) -> Fix | NoF
 def _set_env(act: Mapping[str, Any], setup: Setup, ctx: FixContext) -> Fix | NoFix:
     name = str(act["name"])
     value: str | None = None if act.get("unset") else str(act.get("value", ""))
-    if value is not None and "{free_port}" in value:
-        value = value.replace("{free_port}", str(ctx.free_port()))
+    if value is not None and FREE_PORT in value:
+        value = value.replace(FREE_PORT, str(ctx.free_port()))
     env = setup.environ(ctx.base_env)
     old = env.get(name)
     if old == value:
