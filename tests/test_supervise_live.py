@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import select
 import signal
 import socket
 import subprocess
@@ -127,6 +129,59 @@ def test_a_signal_during_a_pip_install_interrupts_the_run(tmp_path: Path, sig: i
     assert registration(live.state)["state"] == "interrupted"
     assert left_behind(live.marker) == []
     assert not (site / "labctl_test_missing_module.py").exists()
+
+
+def _read_pty(fd: int, until: bytes, timeout: float) -> bytes:
+    """What the terminal shows until `until` appears (or the other side closes)."""
+    out, deadline = b"", time.monotonic() + timeout
+    while until not in out and (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            break
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: every holder of the terminal closed it
+            break
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
+def test_on_a_terminal_the_output_is_streamed_redacted(tmp_path: Path) -> None:
+    """stderr a real terminal (a pty): the child's output shows there while it runs, with
+    every secret masked; stdout (a pipe) still gets only the events."""
+    secrets = {"WANDB_API_KEY": "0123456789abcdef0123456789abcdef01234567",
+               "LAB_PUSH_PASSWORD": "s3cr3t-pass-word"}  # fmt: skip
+    master, slave = pty.openpty()
+    state, marker = tmp_path / "state", uuid.uuid4().hex
+    env = dict(os.environ, **secrets, LABCTL_STATE_DIR=str(state), LABCTL_TEST_MARKER=marker)
+    proc = subprocess.Popen(
+        [*LABCTL, "supervise", "--kill-grace", "1", "--", *child("tokens", "--wait")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=env,
+    )  # fmt: skip
+    os.close(slave)
+    try:
+        shown = _read_pty(master, b"tokens printed; waiting", 30)
+        assert b"tokens printed; waiting" in shown, shown
+        assert proc.poll() is None  # streamed while the command runs, not replayed after
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+        shown += _read_pty(master, b"interrupted after", 10)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    text = shown.decode("utf-8", "replace")
+    assert "pushing to https://lab:" in text and "labctl supervise: attempt 1" in text
+    for secret in ("A1b2C3d4E5f6G7h8", "ZyZyZy", *secrets.values(), "SECRETKEYBODYLINETWO",
+                   "MIIEvQIBADANBgkq"):  # fmt: skip
+        assert secret not in text, secret
+    assert "[REDACTED:github_token]" in text and "[REDACTED:private_key]" in text
+    kinds = [json.loads(line)["kind"] for line in out.splitlines()]
+    assert kinds == ["attempt_started", "attempt_ended", "interrupted"]
+    assert left_behind(marker) == []
 
 
 POLL_CONFIG = '[[clusters]]\nname = "laptop"\nhost = "local"\nscheduler = "supervise"\n'

@@ -1,5 +1,5 @@
 """Prints secrets the way real jobs do (config dumps, push URLs, a key block, a token cut
-across two writes), then fails with nothing a catalog knows."""
+across two writes), then fails with nothing a catalog knows (--wait: waits to be killed)."""
 
 from __future__ import annotations
 
@@ -21,5 +21,8 @@ sys.stdout.flush()
 time.sleep(0.2)  # the key block arrives in two reads
 sys.stdout.write("SECRETKEYBODYLINETWO0123456789abcdefghijklmnop\n-----END PRIVATE KEY-----\n")
 sys.stdout.flush()
+if "--wait" in sys.argv:
+    print("tokens printed; waiting", flush=True)
+    time.sleep(120)
 print("the frobnicator is out of phase", file=sys.stderr)
 sys.exit(3)
