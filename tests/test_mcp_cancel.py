@@ -25,17 +25,29 @@ def hung_cluster(tmp: Path, **mcp: Any) -> tuple[Path, Path]:
     return write_config(tmp, [cluster], extra=extra), pidfile
 
 
+def dead(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] == "Z"  # killed, not yet reaped
+    except FileNotFoundError:
+        return True
+
+
 def gone(pid: int, within_s: float = 10.0) -> bool:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rpartition(")")[2].split()[0] == "Z":
-                    return True  # killed, waiting for init to reap it
-        except FileNotFoundError:
+        if dead(pid):
             return True
         time.sleep(0.1)
     return False
+
+
+async def gone_while_serving(pid: int, within_s: float = 10.0) -> bool:
+    """`gone`, polled from inside the client's session: the server is still up."""
+    with anyio.move_on_after(within_s):
+        while not dead(pid):
+            await anyio.sleep(0.05)
+    return dead(pid)
 
 
 def test_cancelled_call_kills_the_command_and_its_children(tmp_path: Path) -> None:
@@ -59,15 +71,17 @@ def test_cancelled_call_kills_the_command_and_its_children(tmp_path: Path) -> No
                 while not pidfile.exists() or not pidfile.read_text().strip():
                     await anyio.sleep(0.05)
             tg.cancel_scope.cancel()  # the client abandons the call: notifications/cancelled
+        # killed by the cancellation itself, while the server (and this session) lives on
+        pid = int(pidfile.read_text())
+        killed = await gone_while_serving(pid)
         # the server answers the next call at once: the cancelled one holds nothing
         after = await client.call_tool("schema", {"commands": ["poll"]})
-        return [seen, after]
+        return [seen, after, pid, killed]
 
-    seen, after = with_stdio(body, config)
+    seen, after, pid, killed = with_stdio(body, config)
+    assert killed, f"the hung job-table command (pid {pid}) survived the cancellation"
     assert seen and seen[0].startswith("started labctl poll")
     assert records(after)[0]["command"] == "poll"
-    pid = int(pidfile.read_text())
-    assert gone(pid), f"the hung job-table command (pid {pid}) survived the cancellation"
 
 
 def test_call_past_the_timeout_is_stopped_and_reported(tmp_path: Path) -> None:
