@@ -15,7 +15,8 @@ def test_command_help_does_not_import_backends_or_pydantic() -> None:
         "import contextlib, io\nfrom labctl.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    main(['table', '--help']); main(['config', '--help']); main(['--help'])\n"
-        "    main(['prune-disk', '--help']); main(['health', '--help'])"
+        "    main(['prune-disk', '--help']); main(['health', '--help'])\n"
+        "    main(['mcp', '--help']); main(['mcp', '--print-config'])"
     )
     loaded = modules_after(code)
     assert not loaded & set(HEAVY), loaded & set(HEAVY)

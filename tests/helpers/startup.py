@@ -21,6 +21,19 @@ HEAVY = (
     "yaml",
     "re2",
     "jsonschema",
+    # the MCP SDK and what it brings: only `labctl mcp` serving may import them
+    "mcp",
+    "mcp_types",
+    "anyio",
+    "sniffio",
+    "starlette",
+    "uvicorn",
+    "sse_starlette",
+    "httpx",
+    "httpx2",
+    "opentelemetry",
+    "jwt",
+    "python_multipart",
 )
 
 
