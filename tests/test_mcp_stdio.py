@@ -217,6 +217,44 @@ def test_secrets_never_leave_the_server(tmp_path: Path) -> None:
     assert any("module_not_found" in text for text in dumped)  # the log was read
 
 
+def test_config_file_secrets_never_leave_the_server(tmp_path: Path) -> None:
+    """Secrets only the config file holds (a 0600 file: nothing in the environment): a
+    token a pattern knows and a key no pattern could guess. Neither appears in the tool
+    list, any result or any error, whichever way they come back."""
+    token = "ghp_" + "Zk9" * 12
+    key = "plain-supabase-key-4417-qwerty"  # no pattern: only the config says it is secret
+    cfg = config(tmp_path, github={"token": token}, supabase={"key": key})
+    cfg.chmod(0o600)
+    log = tmp_path / "job.log"
+    log.write_text(FAILED_LOG.read_text() + f"\nlogin with {token}\nKeyError: '{key}'\n")
+    job = {"kind": "job", "job_id": "7", "name": f"sft-{key}", "verdict": "failed",
+           "state": "FAILED", "exit_code": 1, "stderr": str(log)}  # fmt: skip
+
+    async def body(client: Any) -> list[str]:
+        listed = await client.list_tools()
+        answers = [
+            await client.call_tool("config-show", {}),
+            await client.call_tool("diagnose", {"paths": [str(log)], "full": True}),
+            await client.call_tool("diagnose", {"records": [job], "full": True}),
+            await client.call_tool("table", {"records": [job]}),
+            await client.call_tool("diagnose", {"paths": [str(tmp_path / key)]}),
+            await client.call_tool("diagnose", {"paths": [f"/etc/{token}"]}),
+            await client.call_tool(key, {}),
+            await client.call_tool("poll", {token: 1}),
+            await client.call_tool("diagnose", {"window": key}),
+        ]
+        return [listed, *answers]
+
+    got = with_stdio(body, cfg)
+    dumped = [a.model_dump_json() for a in got]
+    assert not any(token in text or key in text for text in dumped)
+    settings = {r.get("key"): r for r in records(got[1])}
+    assert settings["github.token"]["source"] != "default"  # it was read from the file
+    assert "module_not_found" in dumped[2] and "module_not_found" in dumped[3]  # logs read
+    assert "sft-" in dumped[4]  # the record came back, its name masked
+    assert all(a.is_error for a in got[5:]), [a.is_error for a in got[5:]]
+
+
 @pytest.mark.slurm
 def test_poll_the_test_slurm(tmp_path: Path) -> None:
     from helpers.slurm import sbatch
