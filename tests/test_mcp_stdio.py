@@ -122,6 +122,40 @@ def test_strip_dry_run_diagnose_and_bad_arguments(tmp_path: Path) -> None:
     assert records(res["after"])[0]["command"] == "table"  # the server lived on
 
 
+def test_records_given_as_an_array_are_read(tmp_path: Path) -> None:
+    """A record-reading tool takes its records as an input array: diagnose reads the log
+    a job record names (inside the roots), table reports on the records it was given."""
+    log = tmp_path / "logs" / "job-7.err"
+    log.parent.mkdir()
+    shutil.copy(FAILED_LOG, log)
+    failed = {"kind": "job", "cluster": "c1", "job_id": "7", "name": "sft", "verdict": "failed",
+              "state": "FAILED", "exit_code": 1, "stderr": str(log)}  # fmt: skip
+    running = {"kind": "job", "cluster": "c1", "job_id": "8", "name": "rl",
+               "verdict": "running", "state": "RUNNING"}  # fmt: skip
+
+    async def body(client: Any) -> dict[str, Any]:
+        return {
+            "diagnose": await client.call_tool("diagnose", {"records": [failed, running]}),
+            "table": await client.call_tool("table", {"records": [running]}),
+            "table_failed": await client.call_tool("table", {"records": [running, failed]}),
+        }
+
+    res = with_stdio(body, config(tmp_path))
+    diag = res["diagnose"]
+    assert not diag.is_error and diag.structured_content["exit_code"] == 1
+    jobs = {r["job_id"]: r for r in records(diag) if r["kind"] == "job"}
+    assert set(jobs) == {"7", "8"}
+    d = jobs["7"]["diagnosis"]
+    assert d["category"] == "module_not_found" and d["bytes_read"] > 0
+    assert d["source"] == str(log)
+    assert "diagnosis" not in jobs["8"]  # running: not a failure to explain
+    assert_valid("diagnose", records(diag))
+    assert not res["table"].is_error and res["table"].structured_content["exit_code"] == 0
+    assert records(res["table"]) == [running]
+    assert res["table_failed"].structured_content["exit_code"] == 1  # a failed job: a person
+    assert [r["job_id"] for r in records(res["table_failed"])] == ["8", "7"]
+
+
 def test_confined_to_roots(tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir()
