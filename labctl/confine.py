@@ -10,7 +10,11 @@ cluster). Real paths are compared, symlinks resolved, so a link inside a root th
 outside is outside, and `-` (stdin) is refused: a tool takes records as an argument.
 
 Roots: `[mcp] roots` when set, else the state dir, the log dir and the `log_roots` of
-every local cluster; a log on an SSH cluster is confined to that cluster's `log_roots`.
+every local cluster (for a `supervise` cluster reading another state dir's runs, its
+`runs_dir`'s parent too: the runs' attempt logs lie beside it); a log on an SSH cluster
+is confined to that cluster's `log_roots`. No cluster setting names its jobs' work dirs:
+where a local SLURM job writes its logs (its WorkDir, `--output`) must be in its
+`log_roots` (or `[mcp] roots`) for poll and diagnose to read them through the server.
 """
 
 from __future__ import annotations
@@ -44,6 +48,16 @@ def parse_roots(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _supervised_logs(table: Mapping[str, Any]) -> tuple[str, ...]:
+    """A `supervise` cluster's `runs_dir` is `<state dir>/supervise/runs`; the attempt logs
+    its runs name are in `<state dir>/supervise/logs`: the parent holds both."""
+    runs = table.get("runs_dir")
+    if table.get("scheduler") != "supervise" or not isinstance(runs, str):
+        return ()
+    runs = os.path.expanduser(runs.strip())
+    return (os.path.dirname(os.path.normpath(runs)),) if os.path.isabs(runs) else ()
+
+
 def _under(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
@@ -62,7 +76,7 @@ class Confinement:
         for i, table in enumerate(config.table_list("clusters")):
             roots = parse_roots(table.get("log_roots", []), f"clusters[{i}].log_roots")
             if table.get("host", "local") == "local":
-                local.extend(() if configured else roots)
+                local.extend(() if configured else (*roots, *_supervised_logs(table)))
             else:
                 remote[str(table.get("name"))] = tuple(os.path.normpath(r) for r in roots)
         real = tuple(os.path.realpath(os.path.expanduser(r)) for r in local)

@@ -34,6 +34,48 @@ def test_command_line_is_not_confined(tmp_path: Path) -> None:
     assert res.records[0]["category"] == "module_not_found"
 
 
+def test_default_roots_are_the_state_dir_log_dir_and_local_log_roots(tmp_path: Path) -> None:
+    """No [mcp] roots: the state dir, the log dir, every local cluster's log_roots and a
+    supervise cluster's runs (runs_dir's parent: its runs' logs are there); an SSH
+    cluster's log_roots confine its own logs only, never a local path."""
+    from labctl.confine import Confinement
+    from labctl.context import build_context
+
+    d = {n: tmp_path / n for n in ("state", "logs", "box-logs", "remote-logs", "other", "no")}
+    for path in d.values():
+        path.mkdir()
+    clusters = [
+        {"name": "box", "log_roots": [str(d["box-logs"])]},
+        {"name": "laptop", "scheduler": "supervise",
+         "runs_dir": str(d["other"] / "supervise" / "runs")},
+        {"name": "remote", "host": "gpu-login", "log_roots": [str(d["remote-logs"])]},
+    ]  # fmt: skip
+    paths = {"state_dir": str(d["state"]), "log_dir": str(d["logs"])}
+    config = write_config(tmp_path, clusters, extra={"paths": paths})
+    conf = Confinement.for_context(build_context(config_path=str(config)))
+    want = (d["state"], d["logs"], d["box-logs"], d["other"] / "supervise")
+    assert conf.roots == tuple(str(p.resolve()) for p in want)
+    assert conf.cluster_roots == {"remote": (str(d["remote-logs"]),)}
+
+    (d["other"] / "supervise" / "logs" / "run-1").mkdir(parents=True)
+    env = {**CONFINED, "LABCTL_CONFIG": str(config)}
+    for where in (d["state"], d["logs"], d["box-logs"], d["other"] / "supervise" / "logs"):
+        shutil.copy(FAILED_LOG, where / "job.err")
+        res = run_labctl("diagnose", str(where / "job.err"), env=env)
+        assert res.records[0]["category"] == "module_not_found", (where, res.stdout)
+    for where in (d["remote-logs"], d["no"]):
+        shutil.copy(FAILED_LOG, where / "job.err")
+        res = run_labctl("diagnose", str(where / "job.err"), env=env)
+        assert res.code == 2 and res.records[-1]["reason"] == "outside_roots", where
+    # [mcp] roots, once set, are the roots: nothing is added to them
+    only = write_config(
+        tmp_path, clusters, extra={"paths": paths, "mcp": {"roots": [str(d["no"])]}}
+    )
+    assert Confinement.for_context(build_context(config_path=str(only))).roots == (
+        str(d["no"].resolve()),
+    )
+
+
 def test_paths_options_and_relative_paths_are_checked(tmp_path: Path) -> None:
     config, root, outside = setup_roots(tmp_path)
     (root / "ok.yaml").write_text("a: 1  # c\n")

@@ -48,7 +48,7 @@ MCP: tuple[Setting, ...] = (
         "mcp.roots",
         [],
         "the only directories tools may read or write (empty: the state dir, the log dir "
-        "and each cluster's log_roots)",
+        "and each local cluster's log_roots)",
         kind=list,
     ),
     _s(
