@@ -118,7 +118,7 @@ complete -c labctl -n '__fish_seen_subcommand_from cron' -l summary -d 'End with
 complete -c labctl -n '__fish_seen_subcommand_from cron' -l every -r -F -d 'How often (default [cron] every).'
 complete -c labctl -n '__fish_seen_subcommand_from cron' -l schedule -r -F -d 'A raw cron schedule instead (\'7,37 * * * *\').'
 complete -c labctl -n '__fish_seen_subcommand_from cron' -l command -r -F -d 'What cron runs (default [cron] command, else the sweep).'
-complete -c labctl -n '__fish_seen_subcommand_from cron' -l replace -d 'Replace a different line carrying the tag.'
+complete -c labctl -n '__fish_seen_subcommand_from cron' -l replace -d 'Put this line in place of the line(s) already running the sweep.'
 complete -c labctl -n '__fish_seen_subcommand_from cron' -l dry-run -d 'Say what would change.'
 complete -c labctl -n '__fish_seen_subcommand_from cron' -l exit-code -r -F -d 'The sweep\'s exit code.'
 complete -c labctl -n '__fish_seen_subcommand_from cron' -l started-at -r -F -d 'When it started (epoch seconds).'

@@ -101,6 +101,77 @@ def test_a_different_tagged_line_is_reported_not_duplicated(tmp_path, user_cront
     assert listing(user) == BUSY + b"0 * * * * /lab/scripts/sweep # labctl:sweep\n"
 
 
+HAND_WRITTEN = [
+    b"*/30 * * * * SWEEP_QUIET_OK=1 /srv/labctl/scripts/sweep\n",
+    b"*/10 * * * * cd /lab && /srv/.venv/bin/labctl poll --quiet | labctl table -f table\n",
+    b"0 * * * * { labctl health; labctl poll; } | labctl diagnose >> /lab/sweep.log\n",
+    b"*/30 * * * *   /lab/bin/nightly-sweep   --all\n",  # the very command, spaced apart
+]
+
+
+@pytest.mark.parametrize("theirs", HAND_WRITTEN, ids=range(len(HAND_WRITTEN)))
+def test_an_untagged_line_running_the_sweep_is_a_conflict_not_a_second_sweep(
+    tmp_path, user_crontab, theirs: bytes
+) -> None:
+    """The README once said to write the sweep's line by hand: install must see it (the
+    runbook: check for an existing sweep first, so there are never two)."""
+    user = user_crontab
+    install(user, BUSY + theirs)
+    env = config(tmp_path, user, command="/lab/bin/nightly-sweep --all")
+    res = run_labctl("cron", "install", env=env)
+    rec = only(res)
+    assert res.code == 1 and rec["status"] == "conflict" and rec["applied"] is False
+    shown = [{"line_number": 11, "line": theirs.decode().rstrip("\n")}]
+    assert rec["existing"] == shown and rec["untagged"] == shown
+    assert "untagged" in rec["message"] and "--replace" in rec["message"]
+    assert listing(user) == BUSY + theirs  # left alone, no second sweep
+    status = run_labctl("cron", "status", env=env)
+    assert status.code == 1 and only(status)["status"] == "untagged"
+    assert only(run_labctl("cron", "install", env=env))["status"] == "conflict"  # still
+
+    replaced = only(run_labctl("cron", "install", "--replace", env=env))
+    assert replaced["status"] == "replaced" and replaced["applied"] is True
+    ours = b"*/30 * * * * /lab/bin/nightly-sweep --all # labctl:sweep\n"
+    assert listing(user) == BUSY + ours  # in its place, every other byte as it was
+    assert only(run_labctl("cron", "status", env=env))["status"] == "installed"
+
+
+def test_a_tagged_sweep_beside_an_untagged_one_is_not_unchanged(tmp_path, user_crontab) -> None:
+    user = user_crontab
+    ours = b"*/30 * * * * /lab/scripts/sweep # labctl:sweep\n"
+    theirs = b"0 * * * * /srv/labctl/scripts/sweep\n"
+    install(user, BUSY + ours + theirs)
+    env = config(tmp_path, user, command="/lab/scripts/sweep")
+    rec = only(run_labctl("cron", "install", env=env))
+    assert rec["status"] == "conflict" and [e["line_number"] for e in rec["existing"]] == [11, 12]
+    assert listing(user) == BUSY + ours + theirs
+    status = only(run_labctl("cron", "status", env=env))
+    assert status["status"] == "duplicate" and "more than once" in status["message"]
+    removed = run_labctl("cron", "remove", env=env)  # only labctl's own line goes
+    assert only(removed)["untagged"][0]["line_number"] == 12 and removed.code == 1
+    assert listing(user) == BUSY + theirs
+    assert only(run_labctl("cron", "install", "--replace", env=env))["status"] == "replaced"
+    assert listing(user) == BUSY + ours
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "/lab/scripts/sweeper",
+        "/lab/scripts/sweep.bak --dry",
+        "/srv/.venv/bin/labctl poll --quiet || true",
+        "labctl poll --quiet > /lab/poll.jsonl",
+        "labctl table --input /lab/poll.jsonl | mail -s poll ops",
+        "/lab/bin/refill.sh exp1 # labctl poll | x",
+        "/opt/notlabctl poll | cat",
+    ],
+)
+def test_lines_that_do_not_run_the_sweep(command: str) -> None:
+    from labctl.cron.sweep import runs_sweep
+
+    assert not runs_sweep(command, "/lab/scripts/sweep")
+
+
 def test_no_crontab_at_all_status_install_remove(tmp_path, user_crontab) -> None:
     user = user_crontab
     env = config(tmp_path, user, command="date +%F >> /tmp/x")

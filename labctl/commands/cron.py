@@ -2,8 +2,10 @@
 
 install adds the sweep to the user's crontab (through `crontab -l` / `crontab -`, or the
 crontab file `[cron] file`) with a trailing `# labctl:sweep` tag so labctl can find it
-again: running it twice leaves one line, and a different line already carrying the tag is
-reported (exit 1) and left alone unless --replace. remove takes out only tagged lines.
+again: running it twice leaves one line, and a different line already carrying the tag,
+or an untagged line that already runs the sweep (a hand-written `scripts/sweep` or
+`labctl poll | ...` line), is reported (exit 1) and left alone unless --replace, which
+puts labctl's line in its place. remove takes out only tagged lines.
 Every other byte of the crontab stays identical. status says what is installed, whether a
 cron daemon runs here and when the sweep last ran (scripts/sweep records each run with
 mark-run); it exits 1 when the sweep is missing, doubled, stale or cannot run.
@@ -36,7 +38,9 @@ SCHEMAS = {
         "cron",
         "The sweep's crontab line: what install/remove did (or would do with --dry-run), "
         "or what status found. status: installed, unchanged, replaced, conflict, removed, "
-        "absent, duplicate, recorded. needs_attention makes the exit code 1.",
+        "absent, duplicate, untagged, recorded. `existing`: the lines that already run the "
+        "sweep (tagged or not); `untagged`: those of them without the tag (a sweep written "
+        "by hand, which install never duplicates). needs_attention makes the exit code 1.",
         {
             "action": {"enum": ["install", "status", "remove", "mark-run"]},
             "crontab": {"type": "string", "description": "which crontab (user or file)"},
@@ -50,12 +54,14 @@ SCHEMAS = {
                     "removed",
                     "absent",
                     "duplicate",
+                    "untagged",
                     "recorded",
                 ]
             },
             "line": STR_OR_NULL,
             "line_number": INT_OR_NULL,
             "existing": _LINES,
+            "untagged": _LINES,
             "applied": {"type": "boolean"},
             "cron_daemon": {"type": ["boolean", "null"]},
             "last_run": {
@@ -94,8 +100,10 @@ _PLACE_VARS = (
 app = typer.Typer(
     help="Install, show or remove the periodic sweep in the crontab (exactly once)."
     "\n\nThe sweep's line carries a trailing `# labctl:sweep` tag; every other byte of the "
-    "crontab stays identical. `labctl cron status || labctl cron install` after a restart "
-    "never leaves two sweeps.",
+    "crontab stays identical. An untagged line that already runs the sweep (a hand-written "
+    "scripts/sweep or `labctl poll | ...` line) counts too: install reports it instead of "
+    "adding a second sweep (--replace adopts it). `labctl cron status || labctl cron "
+    "install` after a restart never leaves two sweeps.",
     epilog=EXIT_CODES_HELP,
     add_completion=False,
     rich_markup_mode=None,
@@ -140,6 +148,17 @@ def default_command(lc: Context) -> str:
     return f"{env} sh -c {shlex.quote(pipe)}".strip()
 
 
+def _command(lc: Context, given: str | None) -> str:
+    """What cron runs: --command, else [cron] command, else the sweep (one line)."""
+    from labctl.cron.lines import escape_percent
+    from labctl.errors import UsageError
+
+    cmd = given or lc.config.get("cron.command") or default_command(lc)
+    if "\n" in cmd or "\r" in cmd or not cmd.strip():
+        raise UsageError("--command must be one non-empty line")
+    return escape_percent(cmd.strip())
+
+
 def _seconds(text: str) -> float:
     from labctl.errors import UsageError
     from labctl.records import duration_seconds
@@ -167,7 +186,11 @@ def install(
         typer.Option("--command", help="What cron runs (default [cron] command, else the sweep)."),
     ] = None,
     replace: Annotated[
-        bool, typer.Option("--replace", help="Replace a different line carrying the tag.")
+        bool,
+        typer.Option(
+            "--replace",
+            help="Put this line in place of the line(s) already running the sweep.",
+        ),
     ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would change.")] = False,
 ) -> int:
@@ -175,8 +198,6 @@ def install(
     from labctl.cron import schedule as sched
     from labctl.cron.core import install as do_install
     from labctl.cron.core import sweep_line
-    from labctl.cron.lines import escape_percent
-    from labctl.errors import UsageError
 
     place = _place(lc)
     if schedule is not None:
@@ -184,10 +205,7 @@ def install(
     else:
         text = every or lc.config.get("cron.every")
         when = sched.every(_seconds(text), text)
-    cmd = command or lc.config.get("cron.command") or default_command(lc)
-    if "\n" in cmd or "\r" in cmd or not cmd.strip():
-        raise UsageError("--command must be one non-empty line")
-    line = sweep_line(when, escape_percent(cmd.strip()), place.target, lc.config.get("cron.user"))
+    line = sweep_line(when, _command(lc, command), place.target, lc.config.get("cron.user"))
     return lc.emit([do_install(place, line, replace=replace, dry_run=dry_run)])
 
 
@@ -198,7 +216,8 @@ def status(lc: Context) -> int:
     from labctl.backends.crontab import daemon_running
     from labctl.cron.core import status as do_status
 
-    return lc.emit([do_status(_place(lc), now=lc.clock(), daemon=daemon_running())])
+    rec = do_status(_place(lc), now=lc.clock(), daemon=daemon_running(), ours=_command(lc, None))
+    return lc.emit([rec])
 
 
 @app.command("remove")
@@ -210,7 +229,7 @@ def remove(
     """Remove only the line(s) tagged `# labctl:sweep`; every other byte stays."""
     from labctl.cron.core import remove as do_remove
 
-    return lc.emit([do_remove(_place(lc), dry_run=dry_run)])
+    return lc.emit([do_remove(_place(lc), dry_run=dry_run, ours=_command(lc, None))])
 
 
 @app.command("mark-run")
