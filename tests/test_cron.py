@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import tomli_w
 from cronuser import cron_user, install, listing, user_crontab
 from helpers.cli import LABCTL, ROOT, run_labctl
 from hypothesis import given
@@ -170,6 +171,49 @@ def test_lines_that_do_not_run_the_sweep(command: str) -> None:
     from labctl.cron.sweep import runs_sweep
 
     assert not runs_sweep(command, "/lab/scripts/sweep")
+
+
+def test_without_a_checkout_the_installed_sweep_is_the_whole_sweep(tmp_path, user_crontab) -> None:
+    """labctl installed without its checkout (no scripts/sweep beside it, as pip leaves it):
+    the line cron gets runs every stage, guard included, and records the run."""
+    user = user_crontab
+    site = tmp_path / "site"  # this labctl, as a package only
+    shutil.copytree(ROOT / "labctl", site / "labctl", ignore=shutil.ignore_patterns("__pycache__"))
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps([{"id": "t-1", "name": "rl-grpo-1", "status": "ACTIVE"}]))
+    cluster = {"name": "tpu", "scheduler": "command", "command": f"cat {rows}",
+               "fields": {"job_id": "id", "state": "status"},
+               "states": {"ACTIVE": "running"}}  # fmt: skip
+    rule = {"kind": "max_running", "bucket": "RL", "limit": 0, "name": "no-rl-here"}
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        tomli_w.dumps({"cron": {"user": user}, "clusters": [cluster], "guard": {"rules": [rule]}})
+    )
+    env = {"LABCTL_CONFIG": str(cfg), "LABCTL_LOG_DIR": str(tmp_path / "log"),
+           "PYTHONPATH": str(site)}  # fmt: skip
+    # (run from tmp_path: `python -m` would import the checkout's labctl from the cwd)
+    assert only(run_labctl("cron", "install", env=env, cwd=tmp_path))["status"] == "installed"
+    (job,) = [ln for ln in lines.parse(listing(user) or b"") if ln.kind == "job"]
+    assert "scripts/sweep" not in job.text  # no checkout here: the shipped sweep
+    assert only(run_labctl("cron", "status", env=env, cwd=tmp_path))["last_run"] is None
+
+    # what cron does with the line: its command, `\%` unescaped, under cron's bare
+    # environment (the package importable, as pip would have left it)
+    cmd = lines.without_tag(job.command or "").replace("\\%", "%")
+    home = tmp_path / "home"
+    home.mkdir()
+    bare = {"HOME": str(home), "LOGNAME": user, "SHELL": "/bin/sh", "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(site)}  # fmt: skip
+    proc = subprocess.run(["/bin/sh", "-c", cmd], env=bare, cwd=home, capture_output=True,
+                          text=True, timeout=300, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the guard rule is broken
+    assert "no-rl-here" in proc.stdout  # guard ran in the sweep; its violation is shown
+    assert "disk_free" in proc.stdout  # and so did the health check of this machine
+    (entry,) = (tmp_path / "log").glob("*_sweep*.md")  # the dated log entry
+    assert "1 RL jobs running on tpu (limit 0)" in entry.read_text()
+    status = only(run_labctl("cron", "status", env=env, cwd=tmp_path))
+    assert status["last_run"] is not None and status["last_run"]["exit_code"] == 1
+    assert "never recorded a run" not in status["message"]
 
 
 def test_no_crontab_at_all_status_install_remove(tmp_path, user_crontab) -> None:

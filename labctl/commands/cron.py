@@ -13,7 +13,6 @@ mark-run); it exits 1 when the sweep is missing, doubled, stale or cannot run.
 
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -131,21 +130,23 @@ def _place(lc: Context) -> Any:
 
 
 def default_command(lc: Context) -> str:
-    """This checkout's scripts/sweep, else the sweep pipeline with this labctl."""
-    import shutil
+    """This checkout's scripts/sweep, else the sweep shipped with labctl run by this labctl
+    (labctl.cron.sweep: the same stages, and the run recorded for `cron status`)."""
+    from importlib import resources
 
-    env = " ".join(
-        f"{name}={shlex.quote(lc.environ[name])}" for name in _PLACE_VARS if lc.environ.get(name)
-    )
+    from labctl.cron.sweep import command
+
+    env = {name: lc.environ[name] for name in _PLACE_VARS if lc.environ.get(name)}
     if lc.config.path_source != "default" and "LABCTL_CONFIG" not in lc.environ:
-        env = f"LABCTL_CONFIG={shlex.quote(str(lc.config.path.resolve()))} {env}".strip()
+        env = {"LABCTL_CONFIG": str(lc.config.path.resolve()), **env}
     script = Path(__file__).resolve().parents[2] / "scripts" / "sweep"
-    if script.is_file():
-        return f"{env} SWEEP_QUIET_OK=1 {shlex.quote(str(script))}".strip()
-    exe = shutil.which("labctl") or f"{sys.executable} -m labctl"
-    stages = ["poll", "diagnose", "guard", "log --topic sweep", "table --format table"]
-    pipe = " | ".join(f"{exe} {stage} --quiet" for stage in stages)
-    return f"{env} sh -c {shlex.quote(pipe)}".strip()
+    console = Path(sys.executable).parent / "labctl"
+    return command(
+        env,
+        checkout_script=script if script.is_file() else None,
+        shipped=Path(str(resources.files("labctl").joinpath("data/sweep.sh"))),
+        labctl=[str(console)] if console.is_file() else [sys.executable, "-m", "labctl"],
+    )
 
 
 def _command(lc: Context, given: str | None) -> str:

@@ -87,7 +87,7 @@ CRON: tuple[Setting, ...] = (
     _s(
         "cron.command",
         "",
-        "what cron runs (empty: this checkout's scripts/sweep, else the sweep pipeline)",
+        "what cron runs (empty: this checkout's scripts/sweep, else the sweep labctl ships)",
     ),
     _s("cron.user", "", "whose crontab (empty: the current user's; another user needs root)"),
     _s("cron.file", "", "a crontab file to edit instead of the user's crontab"),
