@@ -86,7 +86,7 @@ complete -c labctl -n '__fish_seen_subcommand_from merge-green' -l format -s f -
 complete -c labctl -n '__fish_seen_subcommand_from merge-green' -l config -r -F -d 'Config file (default: $LABCTL_CONFIG, else XDG).'
 complete -c labctl -n '__fish_seen_subcommand_from merge-green' -l quiet -s q -d 'No diagnostics on stderr.'
 complete -c labctl -n '__fish_seen_subcommand_from merge-green' -l summary -d 'End with a `summary` record.'
-complete -c labctl -n '__fish_seen_subcommand_from guard; and not __fish_seen_subcommand_from admit' -a admit -d 'May this job start? Exit 0 when it breaks no rule, 1 with the violations.'
+complete -c labctl -n '__fish_seen_subcommand_from guard; and not __fish_seen_subcommand_from admit' -a admit -d 'May this job start? Queued jobs count too; exit 0 when it breaks no rule, else 1.'
 complete -c labctl -n '__fish_seen_subcommand_from guard' -l input -s i -r -F -d 'Read records from FILE.'
 complete -c labctl -n '__fish_seen_subcommand_from guard' -l format -s f -x -a 'auto jsonl json table' -d 'Output: auto (table on a terminal, else jsonl), jsonl, json or table.'
 complete -c labctl -n '__fish_seen_subcommand_from guard' -l config -r -F -d 'Config file (default: $LABCTL_CONFIG, else XDG).'

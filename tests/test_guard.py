@@ -245,3 +245,39 @@ def test_admit_from_the_last_polls_store(tmp_path) -> None:
     rows.write_text(json.dumps([row("t-0", "ACTIVE", name="rl-grpo-0")]))
     fresh = run_labctl("guard", "admit", "-c", "tpu", "-n", "rl-grpo-new", "--poll", env=env)
     assert fresh.code == 0 and fresh.records[-1]["source"] == "poll"
+
+
+def test_admit_counts_queued_jobs_the_sweep_counts_running_ones(tmp_path) -> None:
+    """5 RL jobs running and 3 queued under a limit of 6: each queued one takes a slot when
+    it starts, so admitting a ninth is refused; the sweep's check ("at most 6 RUNNING")
+    sees 5 running and is fine."""
+    rows = tmp_path / "rows.json"
+    rows.write_text(
+        json.dumps(
+            [row(f"t-{i}", "ACTIVE", name=f"rl-grpo-{i}") for i in range(5)]
+            + [row(f"q-{i}", "QUEUED", name=f"rl-grpo-q{i}") for i in range(3)]
+            + [row("q-9", "QUEUED", name="sft-x")]  # out of the rule's scope
+        )
+    )
+    rules: list[dict[str, Any]] = [{"kind": "max_running", "bucket": "RL", "limit": 6}]
+    clusters = [table_cluster("tpu", rows)]
+    env = write(tmp_path, rules, clusters=clusters)
+    polled = run_labctl("poll", env=env)
+    assert polled.code == 0, polled.stdout
+    assert run_labctl("guard", input=polled.stdout, env=env).code == 0  # 5 RUNNING <= 6
+
+    refused = run_labctl("guard", "admit", "-c", "tpu", "-n", "rl-grpo-new", env=env)
+    (v,) = violations(refused)
+    assert refused.code == 1 and refused.records[-1]["admitted"] is False
+    assert (v["count"], v["running"], v["pending"], v["limit"]) == (9, 5, 3, 6)
+    assert "5 running, 3 pending, and this one" in v["message"]
+    assert len(v["jobs"]) == 9 and v["jobs"][-1]["name"] == "rl-grpo-new"
+
+    rules[0]["include_pending"] = False  # the rule says queued jobs do not count
+    env = write(tmp_path, rules, clusters=clusters)
+    ok = run_labctl("guard", "admit", "-c", "tpu", "-n", "rl-grpo-new", env=env)
+    assert ok.code == 0 and ok.records[-1]["admitted"] is True
+    rules[0]["include_pending"] = True  # ... or that they count for the sweep too
+    res = run_labctl("guard", input=polled.stdout, env=write(tmp_path, rules, clusters=clusters))
+    (v,) = violations(res)
+    assert (v["count"], v["running"], v["pending"]) == (8, 5, 3)

@@ -9,7 +9,10 @@ configs must not set, read with the YAML/TOML/JSON parsers). Exit 1 on any viola
 `labctl guard admit --cluster C --name NAME` is the admission check a launch script runs
 before submitting: exit 0 when starting that job breaks no rule, 1 (with the violations)
 otherwise — from the jobs the last poll stored, or a fresh poll of the cluster with
---poll. A stale or missing poll refuses admission rather than guess:
+--poll. For a max_running limit it counts the pending jobs in scope as well as the running
+ones (each will take a slot when it starts), while `labctl guard` on records counts
+RUNNING jobs (`include_pending` in the rule overrides both). A stale or missing poll
+refuses admission rather than guess:
 
     labctl guard admit --cluster c1 --name rl-grpo-v4 --bucket rl && sbatch rl-grpo-v4.sh
 
@@ -43,13 +46,20 @@ SCHEMAS = {
     "violation": record(
         "violation",
         "One broken guard rule (per cluster for a per-cluster limit): how many against the "
-        "limit, and the jobs, listed items or config files involved.",
+        "limit, and the jobs, listed items or config files involved. A job rule's `count` "
+        "is `running` + `pending` (+1 for the job guard admit was asked about).",
         {
             "rule": {"type": "string"},
             "rule_kind": {"enum": ["max_running", "concluded", "max_count", "forbid_setting"]},
             "cluster": STR_OR_NULL,
             "count": {"type": "integer", "minimum": 0},
             "limit": {"type": "integer", "minimum": 0},
+            "running": {"type": "integer", "minimum": 0, "description": "job rules"},
+            "pending": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "job rules: pending jobs counted (guard admit, include_pending)",
+            },
             "jobs": {"type": "array", "items": _JOB_REF},
             "items": {"type": "array"},
             "files": {
@@ -102,7 +112,8 @@ app = typer.Typer(
     "kills or edits anything."
     "\n\nRules, one `[[guard.rules]]` table each (optional `name`, `message`): "
     "max_running (`limit`; `bucket` and/or `names` globs; `per` = cluster|all; `clusters`; "
-    "`include_pending`), concluded (`names` globs, `experiments`, `complete = true` for "
+    "`include_pending`: unset, guard counts RUNNING jobs and guard admit running + pending "
+    "ones), concluded (`names` globs, `experiments`, `complete = true` for "
     "every folder under [experiments] root/complete), max_count (`command` printing JSON "
     "rows, `rows` path, `where` = {field = glob}, `label`, `limit`, `host`), "
     "forbid_setting (`files` globs, `key` dotted path or bare name, `value`, default "
@@ -200,7 +211,7 @@ def admit(
         bool, typer.Option("--poll", help="Poll the cluster now instead of using the store.")
     ] = False,
 ) -> int:
-    """May this job start? Exit 0 when it breaks no rule, 1 with the violations."""
+    """May this job start? Queued jobs count too; exit 0 when it breaks no rule, else 1."""
     from labctl.guard.core import Candidate
     from labctl.guard.core import admit as run_admit
     from labctl.render.buckets import ALIASES

@@ -7,6 +7,9 @@
     limit = 6
     per = "cluster"                    # or "all": one count across clusters
     clusters = ["c1"]                  # optional: only these clusters
+    # include_pending: unset, `labctl guard` counts RUNNING jobs (the runbook's "at most 6
+    # RUNNING") and `guard admit` counts running + pending (a queued job takes a slot when
+    # it starts); true counts pending jobs in both, false in neither
 
     [[guard.rules]]                    # a concluded series gets no new jobs
     kind = "concluded"
@@ -59,7 +62,7 @@ class Rule:
     names: tuple[str, ...] = ()
     clusters: tuple[str, ...] = ()
     per: str = "cluster"
-    include_pending: bool = False
+    include_pending: bool | None = None  # None: pending jobs count only for admission
     experiments: tuple[str, ...] = ()
     complete: bool = False
     command: str | None = None
@@ -117,8 +120,8 @@ def _job_rule(t: _Table, base: dict[str, Any]) -> Rule:
         per = t.text("per", "cluster")
         if per not in ("cluster", "all"):
             raise t.fail('per must be "cluster" or "all"')
-        pending = t.table.get("include_pending", False)
-        if not isinstance(pending, bool):
+        pending = t.table.get("include_pending")
+        if pending is not None and not isinstance(pending, bool):
             raise t.fail("include_pending must be true or false")
         base.update(limit=t.count("limit"), per=per, include_pending=pending)
     else:
