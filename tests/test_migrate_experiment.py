@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +16,8 @@ import pytest
 import tomli_w
 from cronuser import cron_user, install, listing, user_crontab
 from helpers.cli import run_labctl
+from hypothesis import given
+from hypothesis import strategies as st
 from schema_check import assert_valid
 
 from labctl.experiments.move import manifest
@@ -355,3 +359,97 @@ def test_list_flags_idle_still_fed_and_jobs_after_close(lab: Lab, tmp_path: Path
         "refill.exp1", "active[1]", "queue[0]", "order[0]"
     }  # fmt: skip
     assert len(by["exp1"]["cron"]) == 3 and len(by["exp10"]["cron"]) == 4
+
+
+@contextmanager
+def home_of(user: str, home: Path) -> Iterator[None]:
+    """The throwaway user's home (its password entry) is `home` for the block."""
+    import pwd
+
+    before = pwd.getpwnam(user).pw_dir
+    subprocess.run(["usermod", "-d", str(home), user], check=True, capture_output=True)
+    try:
+        yield
+    finally:
+        subprocess.run(["usermod", "-d", before, user], check=True, capture_output=True)
+
+
+HOME_LINES = """0 2 * * * ~/experiments/active/exp1/sync.sh
+0 3 * * * $HOME/experiments/active/exp1/eval.sh --all
+0 4 * * * cd ${{HOME}}/experiments/active/exp1 && ./refill.sh
+0 5 * * * ~/experiments/active/exp10/sync.sh
+0 6 * * * $LAB/active/exp1/x.sh
+0 7 * * * ~{user}/experiments//active/exp1/y.sh
+0 9 * * * $EXP_ROOT/active/exp1/w.sh
+0 10 * * * ~/experiments/complete/exp8/upload.sh
+"""
+HOME_RETIRED = [0, 1, 2, 5, 6]  # of HOME_LINES: not exp10's, not the unresolvable $LAB one
+
+
+def test_home_relative_lines_are_retired_and_an_unresolved_one_needs_a_person(
+    lab: Lab, tmp_path: Path
+) -> None:
+    """`~/`, `$HOME/`, `${HOME}/`, `~user/` and the crontab's own variables spell the
+    folder as cron's shell sees it (the home of the user the crontab belongs to)."""
+    extra = HOME_LINES.format(user=lab.user)
+    install(lab.user, (lab.fmt(USER_TAB) + extra).encode())
+    tab, text, retired = lab.files["crontab"]
+    mine = f"0 8 * * * {lab.user} ~/experiments/active/exp1/z.sh\n"  # a system crontab line
+    tab.write_bytes((text + "\n" + mine).encode())
+    lab.files["crontab"] = (tab, text + "\n" + mine, [*retired, mine])
+    (lab.root / "complete" / "exp8").mkdir(parents=True)
+    with home_of(lab.user, tmp_path):  # the lab's root is ~/experiments for that user
+        dry = lab.run("exp1", "--jobs", lab.env["JOBS"])
+        assert_valid("migrate-experiment", dry.records)
+        (rec,) = dry.records
+        lines = extra.splitlines()
+        steps = {s["step"]: s for s in rec["steps"]}
+        assert {ln["line"] for ln in steps["cron"]["lines"]} == {
+            *(lab.fmt(r).strip() for r in USER_RETIRED),
+            *(lab.fmt(r).strip() for r in FILE_RETIRED),
+            *(lines[i] for i in HOME_RETIRED),
+            mine.strip(),
+        }
+        open_ = [m for m in rec["mentions"] if m["why"] == "unresolved"]
+        assert [m["line"] for m in open_] == ["0 6 * * * $LAB/active/exp1/x.sh"]
+        assert dry.code == 1 and rec["needs_attention"] is True  # a person must look
+        assert "cannot resolve" in rec["message"] and rec["status"] == "would_close"
+
+        res = lab.run("exp1", "--jobs", lab.env["JOBS"], "--reason", "converged", "--apply")
+        (rec,) = res.records
+        assert rec["status"] == "closed" and res.code == 1  # closed, and still flagged
+        gone = [lab.fmt(r) for r in USER_RETIRED] + [lines[i] + "\n" for i in HOME_RETIRED]
+        assert listing(lab.user) == strip(lab.fmt(USER_TAB) + extra, gone)
+        assert tab.read_bytes() == strip(text + "\n" + mine, [*retired, mine])
+
+        survey = lab.run("--list", "--jobs", lab.env["JOBS"])
+        by = {r["name"]: r for r in survey.records}
+        assert_valid("migrate-experiment", survey.records)
+        # exp1 is complete, yet the unresolvable line may still feed it; exp8 is fed by ~/
+        assert by["exp1"]["flags"] == ["still_fed"] and by["exp1"]["cron"] == []
+        assert [m["line"] for m in by["exp1"]["mentions"]] == [lines[4]]
+        assert by["exp8"]["flags"] == ["still_fed"] and len(by["exp8"]["cron"]) == 1
+        assert by["exp10"]["flags"] == [] and survey.code == 1
+
+
+_names = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True)
+_spell = st.sampled_from(["~/", "$HOME/", "${HOME}/", "~{user}/", "$EXPS/../"])
+
+
+@given(_names, st.sampled_from(["0", "1", "-b", "_c", ".d"]), _spell, st.booleans())
+def test_expanded_paths_name_exactly_one_experiment(
+    name: str, tail: str, spell: str, sibling: bool
+) -> None:
+    """However the home is spelt, a line naming `<name><tail>` (exp10 for exp1) never feeds
+    `name`, and one naming `name`'s folder always does."""
+    from labctl.cron.lines import parse
+    from labctl.experiments.rules import feeding
+
+    home = "/home/u"
+    folder = f"{home}/lab/active/{name}"
+    target = f"{name}{tail}" if sibling else name
+    spelt = spell.replace("{user}", "u") + ("lab/" if spell != "$EXPS/../" else "") + "active/"
+    text = f"EXPS={home}/lab/active\n0 * * * * {spelt}{target}/run.sh --keep 2\n"
+    lines = parse(text.encode())
+    found = feeding(lines, name, [folder], lambda who: home)
+    assert bool(found) is (not sibling), text

@@ -154,6 +154,31 @@ def edit(
     )
 
 
+def home_lookup(target: CrontabTarget) -> Callable[[str | None], str | None]:
+    """Home directories for the paths in `target`'s lines (labctl.cron.expand): a name ->
+    that user's home; None -> the home of whoever the crontab's lines run as: the `-u`
+    user, else the user running labctl, or a crontab file's owner (a system crontab's
+    lines name their user). None when the password database does not know them."""
+    import os
+    import pwd
+    from functools import cache
+
+    @cache
+    def home(name: str | None) -> str | None:
+        try:
+            if name is not None:
+                return pwd.getpwnam(name).pw_dir
+            if target.user:
+                return pwd.getpwnam(target.user).pw_dir
+            if target.file is not None:
+                return pwd.getpwuid(target.file.stat().st_uid).pw_dir
+            return pwd.getpwuid(os.getuid()).pw_dir
+        except (KeyError, OSError):
+            return None
+
+    return home
+
+
 def daemon_running(proc: Path = Path("/proc")) -> bool | None:
     """Is a cron daemon (cron, crond, cronie, busybox crond) running here? None: can't tell."""
     try:

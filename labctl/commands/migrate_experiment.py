@@ -9,10 +9,14 @@ reason, the exact lines retired, who, which host) and a dated log entry.
 
 Refuses while a job of the experiment is pending or running (from `--jobs FILE|-` poll
 records, else poll's state store; matched by the job name patterns or the work dir);
-`--force --reason` overrides and says so. Every step checks the state first, so a re-run
-after a crash at any point finishes the job and a re-run after success changes nothing.
-Dry run by default. `--list` surveys every experiment and flags the idle, the still fed
-and the ones with jobs after closing (exit 1).
+`--force --reason` overrides and says so. Lines that spell the folder `~/...`,
+`$HOME/...` or with the crontab's own variables are retired too; a line that names the
+experiment in a way labctl cannot resolve (a relative path, an unset variable, a bare
+argument) is left, listed in `mentions` as unresolved, and needs a person (exit 1).
+Every step checks the state first, so a re-run after a crash at any point finishes the
+job and a re-run after success changes nothing. Dry run by default. `--list` surveys
+every experiment and flags the idle, the still fed and the ones with jobs after closing
+(exit 1).
 """
 
 from __future__ import annotations
@@ -36,7 +40,11 @@ _LINES = {
             "crontab": {"type": "string"},
             "line_number": {"type": "integer"},
             "line": {"type": "string"},
-            "why": {"enum": ["tag", "path"]},
+            "why": {
+                "enum": ["tag", "path", "unresolved", "elsewhere"],
+                "description": "retired by its tag or a path to the folder; a mention: "
+                "unresolved (may feed it, a person must look) or elsewhere",
+            },
         },
         "required": ["crontab", "line_number", "line"],
     },

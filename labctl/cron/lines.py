@@ -110,6 +110,35 @@ def without_tag(command: str) -> str:
     return _TAG.sub("", command).rstrip(" \t")
 
 
+def shell_code(command: str) -> str:
+    """A shell command without its comment (a `#` starting a word, outside quotes)."""
+    quote, prev = "", " "
+    for i, ch in enumerate(command):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and prev in " \t;&|(":
+            return command[:i]
+        prev = ch
+    return command
+
+
+def assignment(line: Line) -> tuple[str, str] | None:
+    """An environment line's (name, value), as cron reads it: spaces around `=` and one
+    pair of quotes around the name or the value dropped, nothing expanded."""
+    if line.kind != "env":
+        return None
+    name, _, value = line.text.partition("=")
+    name, value = name.strip(), value.strip()
+    for q in "\"'":
+        if len(name) > 1 and name[0] == name[-1] == q:
+            name = name[1:-1]
+        if len(value) > 1 and value[0] == value[-1] == q:
+            value = value[1:-1]
+    return name, value
+
+
 def append_line(data: bytes, line: str) -> bytes:
     """`data` with `line` added at the end (a newline first if the last line had none)."""
     new = line.encode("utf-8")

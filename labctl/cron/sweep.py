@@ -20,7 +20,7 @@ import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
-from labctl.cron.lines import without_tag
+from labctl.cron.lines import shell_code, without_tag
 
 _SCRIPT = re.compile(
     r"""(?:^|[\s;&|(){}'"=/])(?:scripts/sweep|labctl/data/sweep\.sh)(?=$|[\s;&|(){}'"])"""
@@ -30,26 +30,12 @@ _POLL_PIPE = re.compile(
 )
 
 
-def _uncommented(text: str) -> str:
-    """A shell command without its comment (a `#` starting a word, outside quotes)."""
-    quote, prev = "", " "
-    for i, ch in enumerate(text):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#" and prev in " \t;&|(":
-            return text[:i]
-        prev = ch
-    return text
-
-
 def runs_sweep(command: str, ours: str) -> bool:
     """Does a crontab job's command run the sweep? (`ours`: what labctl would install)"""
     text = without_tag(command)
     if ours and " ".join(text.split()) == " ".join(without_tag(ours).split()):
         return True
-    code = _uncommented(text)
+    code = shell_code(text)
     return bool(_SCRIPT.search(code) or _POLL_PIPE.search(code))
 
 

@@ -27,7 +27,13 @@ from labctl.experiments import closing
 from labctl.experiments.journal import Journal
 from labctl.experiments.match import folder_forms, is_active_job, job_belongs, job_ref
 from labctl.experiments.model import Record, Setup, Step, Stop
-from labctl.experiments.rules import cron_scan, refill_plan, retire_cron, retire_refill
+from labctl.experiments.rules import (
+    cron_scan,
+    mention_items,
+    refill_plan,
+    retire_cron,
+    retire_refill,
+)
 
 
 def _live_jobs(s: Setup) -> list[Record]:
@@ -72,9 +78,7 @@ def _rules_dry(s: Setup) -> tuple[list[Step], list[Record]]:
         cron += [
             {"crontab": target.label, "line_number": ln.number, "line": ln.shown} for ln in feed
         ]
-        mentions += [
-            {"crontab": target.label, "line_number": ln.number, "line": ln.shown} for ln in ment
-        ]
+        mentions += mention_items(target, ment)
     for path in s.refill_files:
         plan, _ = refill_plan(path, s.name)
         refill += [{"file": str(path), **e} for e in plan.entries]
@@ -243,7 +247,7 @@ def migrate(s: Setup) -> Record:
 
 def _mentions(target: Any, s: Setup) -> list[Record]:
     _, ment = cron_scan(target, s)
-    return [{"crontab": target.label, "line_number": ln.number, "line": ln.shown} for ln in ment]
+    return mention_items(target, ment)
 
 
 def _record(s: Setup, journal: Journal, steps: list[Step], reason: str | None,
@@ -256,6 +260,7 @@ def _record(s: Setup, journal: Journal, steps: list[Step], reason: str | None,
     else:
         status = "closed" if done else "already_closed"
     d = journal.data if s.apply else {}
+    open_ = [m for m in mentions if m["why"] == "unresolved"]
     rec: Record = {
         "kind": "experiment",
         "name": s.name,
@@ -272,10 +277,19 @@ def _record(s: Setup, journal: Journal, steps: list[Step], reason: str | None,
         "mentions": mentions,
         **(closing.closing_details(journal) if s.apply else {"closed_md": None, "log_entry": None}),
         "reason": reason,
-        "needs_attention": reason is not None,
-        "message": steps[-1].message if reason is not None else _summary(status, s, steps),
+        "needs_attention": reason is not None or bool(open_),
+        "message": (steps[-1].message if reason is not None else _summary(status, s, steps))
+        + (_unresolved_note(open_, s.name) if open_ else ""),
     }
     return rec
+
+
+def _unresolved_note(open_: list[Record], name: str) -> str:
+    where = ", ".join(f"{m['crontab']} line {m['line_number']}" for m in open_[:3])
+    return (
+        f"; {_n(open_, 'cron line names', 'cron lines name')} {name} in a way labctl cannot "
+        f"resolve ({where}): it may still feed the experiment, check by hand (mentions)"
+    )
 
 
 def _summary(status: str, s: Setup, steps: list[Step]) -> str:

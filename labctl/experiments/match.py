@@ -7,8 +7,18 @@ is not a job of `exp1`) or its work dir is the experiment's folder or inside it.
 A crontab job line feeds NAME when it carries the tag `# labctl:experiment=NAME` or its
 command names the experiment's folder as a path: `<root>/active/NAME` followed by `/`,
 the end, a quote, a space or a shell separator — never `<root>/active/NAME0`, and never
-`/elsewhere/active/NAME` or `/data/NAME/x`, which merely contain the name. A job line that
-mentions the name any other way is a `mention`: shown, never retired.
+`/elsewhere/active/NAME` or `/data/NAME/x`, which merely contain the name. The command is
+read as cron's shell sees it (labctl.cron.expand): `~/...`, `~user/...`, `$HOME/...`,
+`${HOME}/...` and the crontab's own variables are expanded first, and a path spelled with
+`..` or `//` is normalised.
+
+A job line that mentions the name any other way is a `mention`: shown, never retired. It
+is `unresolved` when the name stands as a path component or a word of its own in a part
+of the command labctl cannot resolve to an absolute path — a relative path
+(`./active/exp1/x.sh`), a variable the crontab does not set (`$LAB/active/exp1`), a `~`
+it cannot expand, or a bare argument (`refill.sh exp1`): such a line may well feed the
+experiment, so a person must look. Absolute paths elsewhere (`/data/exp1/x`), longer words
+(`exp1-ablation`) and comments are mentions that need no one.
 """
 
 from __future__ import annotations
@@ -78,6 +88,26 @@ def line_refers(command: str, folders: Sequence[str]) -> bool:
             if not (before.isalnum() or before in "._-/~$"):
                 return True
     return False
+
+
+_WORDS = re.compile(r"""[\s'"`;&|()<>=:]+""")
+
+
+def _resolved(word: str) -> bool:
+    return word.startswith("/") and "$" not in word
+
+
+def words_refer(command: str, folders: Sequence[str]) -> bool:
+    """Does an absolute path among the command's words lead into one of `folders` once
+    normalised (`/lab/x/../experiments/active/exp1`, `//lab/...`)?"""
+    return any(_resolved(w) and _under("/" + w.lstrip("/"), folders) for w in _WORDS.split(command))
+
+
+def unresolved(command: str, name: str) -> bool:
+    """Is the name a path component or a word of its own in a word of the (expanded,
+    comment-free) command that is not a resolved absolute path?"""
+    part = re.compile(r"(?:^|/)" + re.escape(name) + r"(?=/|$)")
+    return any(part.search(w) and not _resolved(w) for w in _WORDS.split(command))
 
 
 def line_mentions(command: str, name: str) -> bool:

@@ -13,39 +13,69 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from labctl.backends.crontab import CrontabTarget, edit, read
-from labctl.cron.lines import Line, parse, remove_lines
+from labctl.backends.crontab import CrontabTarget, edit, home_lookup, read
+from labctl.cron.expand import HomeOf, expanded
+from labctl.cron.lines import Line, parse, remove_lines, shell_code
 from labctl.experiments.journal import Journal, backup
-from labctl.experiments.match import TAG, folder_forms, line_mentions, line_refers
+from labctl.experiments.match import (
+    TAG,
+    folder_forms,
+    line_mentions,
+    line_refers,
+    unresolved,
+    words_refer,
+)
 from labctl.experiments.model import Setup
 from labctl.records import rfc3339
 
 Record = dict[str, Any]
 
 
-def feeding(lines: Sequence[Line], setup_name: str, folders: Sequence[str]) -> list[Line]:
+def feeding(
+    lines: Sequence[Line], setup_name: str, folders: Sequence[str], home_of: HomeOf
+) -> list[Line]:
+    """The job lines tagged for the experiment or naming its folder (paths expanded)."""
     tag = TAG.replace("{name}", setup_name)
+    commands = expanded(lines, home_of)
+
+    def refers(ln: Line) -> bool:
+        cmd = commands.get(ln.number, ln.command or "")
+        return line_refers(cmd, folders) or words_refer(shell_code(cmd), folders)
+
+    return [ln for ln in lines if ln.kind == "job" and (ln.tag == tag or refers(ln))]
+
+
+def mentions(
+    lines: Sequence[Line], name: str, feed: Sequence[Line], home_of: HomeOf
+) -> list[tuple[Line, bool]]:
+    """The other job lines naming `name`, each with whether it is unresolved (a person
+    must look: it may feed the experiment in a way labctl cannot resolve)."""
+    commands = expanded(lines, home_of)
     return [
-        ln
+        (ln, unresolved(shell_code(commands.get(ln.number, ln.command or "")), name))
         for ln in lines
-        if ln.kind == "job" and (ln.tag == tag or line_refers(ln.command or "", folders))
+        if ln.kind == "job" and ln not in feed and line_mentions(ln.command or "", name)
     ]
+
+
+def mention_items(target: CrontabTarget, found: Sequence[tuple[Line, bool]]) -> list[Record]:
+    return [
+        {"crontab": target.label, "line_number": ln.number, "line": ln.shown,
+         "why": "unresolved" if open_ else "elsewhere"}
+        for ln, open_ in found
+    ]  # fmt: skip
 
 
 def folders(s: Setup) -> list[str]:
     return [*folder_forms(s.active), *folder_forms(s.complete)]
 
 
-def cron_scan(target: CrontabTarget, s: Setup) -> tuple[list[Line], list[Line]]:
+def cron_scan(target: CrontabTarget, s: Setup) -> tuple[list[Line], list[tuple[Line, bool]]]:
     """(lines that feed the experiment, lines that merely mention its name)."""
     lines = parse(read(target).data, system=target.system)
-    feed = feeding(lines, s.name, folders(s))
-    mentions = [
-        ln
-        for ln in lines
-        if ln.kind == "job" and ln not in feed and line_mentions(ln.command or "", s.name)
-    ]
-    return feed, mentions
+    home_of = home_lookup(target)
+    feed = feeding(lines, s.name, folders(s), home_of)
+    return feed, mentions(lines, s.name, feed, home_of)
 
 
 def _cron_item(target: CrontabTarget, ln: Line, s: Setup) -> Record:
@@ -57,9 +87,10 @@ def _cron_item(target: CrontabTarget, ln: Line, s: Setup) -> Record:
 def retire_cron(target: CrontabTarget, s: Setup, journal: Journal) -> list[Record]:
     """Remove the feeding lines from one crontab; returns them (empty: none were there)."""
     removed: list[Record] = []
+    home_of = home_lookup(target)
 
     def change(data: bytes) -> bytes:
-        found = feeding(parse(data, system=target.system), s.name, folders(s))
+        found = feeding(parse(data, system=target.system), s.name, folders(s), home_of)
         removed[:] = [_cron_item(target, ln, s) for ln in found]
         if not found:
             return data

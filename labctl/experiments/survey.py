@@ -2,7 +2,8 @@
 job of it was last seen; flags what needs a person.
 
 Flags: `idle` (active, no pending or running job, and no job seen for idle_days),
-`still_fed` (complete, yet a cron line or refill entry still names it), `jobs_after_close`
+`still_fed` (complete, yet a cron line or refill entry still names it, or a cron line names
+it in a way labctl cannot resolve: `mentions`), `jobs_after_close`
 (complete, yet a job of it is pending or running).
 """
 
@@ -12,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from labctl.backends.crontab import CrontabTarget, read
+from labctl.backends.crontab import CrontabTarget, home_lookup, read
 from labctl.cron.lines import Line, parse
 from labctl.experiments.match import (
     folder_forms,
@@ -68,20 +69,23 @@ def survey(
     now: float,
     idle_s: float,
 ) -> Iterator[Record]:
-    from labctl.experiments.rules import feeding, refill_plan
+    from labctl.experiments.rules import feeding, mention_items, mentions, refill_plan
 
-    tabs: list[tuple[CrontabTarget, list[Line]]] = [
-        (t, parse(read(t).data, system=t.system)) for t in crontabs
+    tabs: list[tuple[CrontabTarget, list[Line], Any]] = [
+        (t, parse(read(t).data, system=t.system), home_lookup(t)) for t in crontabs
     ]
     for state in ("active", "complete"):
         for name in names_in(root / state):
             path = root / state / name
             dirs = folder_forms(path)
-            cron = [
-                {"crontab": t.label, "line_number": ln.number, "line": ln.shown}
-                for t, lines in tabs
-                for ln in feeding(lines, name, dirs)
-            ]
+            cron, open_ = [], []
+            for t, lines, home_of in tabs:
+                feed = feeding(lines, name, dirs, home_of)
+                cron += [
+                    {"crontab": t.label, "line_number": ln.number, "line": ln.shown} for ln in feed
+                ]
+                found = [m for m in mentions(lines, name, feed, home_of) if m[1]]
+                open_ += mention_items(t, found)
             refill = [
                 {"file": str(f), "entry": e["entry"]}
                 for f in refill_files
@@ -91,13 +95,14 @@ def survey(
             mine = [(r, _seen_at(r, t)) for r, t in jobs if job_belongs(r, patterns, dirs)]
             live = [r for r, _ in mine if is_active_job(r)]
             last = max(mine, key=lambda rt: rt[1] or 0.0, default=None)
-            flags = _flags(state, bool(cron or refill), live, last, now, idle_s)
+            flags = _flags(state, bool(cron or refill or open_), live, last, now, idle_s)
             yield {
                 "kind": "experiment",
                 "name": name,
                 "status": state,
                 "path": str(path),
                 "cron": cron,
+                "mentions": open_,
                 "refill": refill,
                 "jobs": [job_ref(r) for r in live],
                 "last_job": None
