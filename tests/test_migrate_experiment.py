@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tomli_w
@@ -430,6 +432,68 @@ def test_home_relative_lines_are_retired_and_an_unresolved_one_needs_a_person(
         assert [m["line"] for m in by["exp1"]["mentions"]] == [lines[4]]
         assert by["exp8"]["flags"] == ["still_fed"] and len(by["exp8"]["cron"]) == 1
         assert by["exp10"]["flags"] == [] and survey.code == 1
+
+
+def table_cluster(name: str, command: str) -> dict[str, Any]:
+    """A `command` cluster: its job table is what `command` prints (JSON rows)."""
+    return {"name": name, "scheduler": "command", "command": command,
+            "fields": {"job_id": "id", "state": "status"},
+            "states": {"ACTIVE": "running", "QUEUED": "pending", "DONE": "completed"}}  # fmt: skip
+
+
+def test_refuses_from_polls_store_while_it_may_miss_a_job(lab: Lab, tmp_path: Path) -> None:
+    """No --jobs: poll's store decides, and only while it is fresh and complete."""
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps([{"id": "t-1", "name": "exp1-seed3", "status": "QUEUED"},
+                                {"id": "t-2", "name": "exp10-a", "status": "ACTIVE"}]))  # fmt: skip
+    cfg = Path(lab.env["LABCTL_CONFIG"])
+    config = tomllib.loads(cfg.read_text())
+
+    def configure(clusters: list[dict[str, Any]], **experiments: Any) -> None:
+        doc = {**config, "clusters": clusters}
+        doc["experiments"] = {**config["experiments"], **experiments}
+        cfg.write_text(tomli_w.dumps(doc))
+
+    def poll() -> Any:
+        return run_labctl("poll", env=lab.env)
+
+    tpu = table_cluster("tpu", f"cat {rows}")
+    configure([tpu])
+    assert poll().code == 0
+    args = ("exp1", "--reason", "converged", "--apply")
+    res = lab.run(*args)
+    assert res.code == 1 and res.records[0]["reason"] == "jobs_active"  # seen in the store
+    rows.write_text(json.dumps([{"id": "t-1", "name": "exp1-seed3", "status": "DONE"},
+                                {"id": "t-2", "name": "exp10-a", "status": "ACTIVE"}]))  # fmt: skip
+    assert poll().code == 0
+
+    down = table_cluster("down", "echo 'connection refused' >&2; exit 7")
+    configure([tpu, down])  # a cluster poll has never read: its jobs are unknown
+    polled = poll()
+    assert polled.code == 3
+    (rec,) = lab.run(*args).records
+    assert rec["status"] == "refused" and rec["reason"] == "stale_job_state", rec
+    assert "down" in rec["message"]
+    # the same poll's records piped in: its error record says a cluster went unread
+    res = lab.run("exp1", "--jobs", "-", "--reason", "converged", "--apply", input=polled.stdout)
+    (rec,) = res.records
+    assert res.code == 1 and rec["reason"] == "jobs_incomplete", rec
+    assert "down" in rec["message"] and "connection refused" in rec["message"]
+    untouched(lab)
+
+    configure([tpu], max_state_age_s=0)  # every cluster read, but too long ago
+    (rec,) = lab.run(*args).records
+    assert rec["status"] == "refused" and rec["reason"] == "stale_job_state"
+    assert "stale" in rec["message"] and "tpu" in rec["message"]
+    untouched(lab)
+
+    configure([tpu, down])
+    forced = lab.run(*args, "--force")
+    (rec,) = forced.records
+    assert forced.code == 0 and rec["status"] == "closed" and rec["forced"] is True
+    assert rec["steps"][0]["outcome"] == "forced" and "down" in rec["steps"][0]["message"]
+    closed_md = (lab.root / "complete" / "exp1" / "CLOSED.md").read_text()
+    assert "job information was incomplete" in closed_md
 
 
 _names = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True)

@@ -8,15 +8,17 @@ go, the file is re-parsed to prove it) — then writes CLOSED.md in the moved fo
 reason, the exact lines retired, who, which host) and a dated log entry.
 
 Refuses while a job of the experiment is pending or running (from `--jobs FILE|-` poll
-records, else poll's state store; matched by the job name patterns or the work dir);
-`--force --reason` overrides and says so. Lines that spell the folder `~/...`,
-`$HOME/...` or with the crontab's own variables are retired too; a line that names the
-experiment in a way labctl cannot resolve (a relative path, an unset variable, a bare
-argument) is left, listed in `mentions` as unresolved, and needs a person (exit 1).
-Every step checks the state first, so a re-run after a crash at any point finishes the
-job and a re-run after success changes nothing. Dry run by default. `--list` surveys
-every experiment and flags the idle, the still fed and the ones with jobs after closing
-(exit 1).
+records, else poll's state store; matched by the job name patterns or the work dir), and
+while that information may be missing one: poll's store older than [experiments]
+max_state_age_s or a cluster it never polled successfully (`stale_job_state`), error
+records in --jobs (`jobs_incomplete`); `--force --reason` overrides and says so. Lines
+that spell the folder `~/...`, `$HOME/...` or with the crontab's own variables are
+retired too; a line that names the experiment in a way labctl cannot resolve (a relative
+path, an unset variable, a bare argument) is left, listed in `mentions` as unresolved,
+and needs a person (exit 1). Every step checks the state first, so a re-run after a crash
+at any point finishes the job and a re-run after success changes nothing. Dry run by
+default. `--list` surveys every experiment and flags the idle, the still fed and the ones
+with jobs after closing (exit 1).
 """
 
 from __future__ import annotations
@@ -171,24 +173,29 @@ def _targets(lc: Context) -> list[Any]:
     return out
 
 
-def _jobs(
-    lc: Context, jobs: str | None
-) -> tuple[Any, list[tuple[dict[str, Any], float | None]], str]:
-    """(active-or-not job records or None, records with last-seen times, source)."""
+def _jobs(lc: Context, jobs: str | None) -> tuple[Any, list[tuple[dict[str, Any], float | None]],
+                                                   str, tuple[str, str] | None]:  # fmt: skip
+    """(job records or None, records with last-seen times, source, why they may be
+    incomplete or None)."""
     from labctl.cluster.config import configured_clusters
+    from labctl.experiments.jobcheck import store_problem, stream_problem
     from labctl.guard.stored import stored_jobs
     from labctl.stream import read_records
 
     if jobs is not None:
         from labctl.confine import check
 
-        recs = [r for r in read_records(lc, check(lc, jobs)) if r.get("kind") == "job"]
-        return recs, [(r, None) for r in recs], f"--jobs {jobs}"
+        read = list(read_records(lc, check(lc, jobs)))
+        recs = [r for r in read if r.get("kind") == "job"]
+        return recs, [(r, None) for r in recs], f"--jobs {jobs}", stream_problem(read)
     names = [c.name for c in configured_clusters(lc.config)]
     stored = stored_jobs(lc.state_dir, names)
     if not stored.exists:
-        return None, [], "store"
-    return stored.records, [(r, t) for r, t in stored.seen], "poll's state store"
+        return None, [], "store", None
+    seen: list[tuple[dict[str, Any], float | None]] = [(r, t) for r, t in stored.seen]
+    max_age = lc.config.get("experiments.max_state_age_s")
+    problem = store_problem(stored.polled_at, lc.clock(), max_age)
+    return stored.records, seen, "poll's state store", problem
 
 
 def _who(lc: Context) -> str:
@@ -248,7 +255,7 @@ def _migrate(lc: Context, top: Path, name: str, reason: str | None, jobs: str | 
     from labctl.experiments.model import Setup
 
     cfg = lc.config
-    records, _, source = _jobs(lc, jobs)
+    records, _, source, problem = _jobs(lc, jobs)
     setup = Setup(
         name=name,
         root=top,
@@ -266,6 +273,7 @@ def _migrate(lc: Context, top: Path, name: str, reason: str | None, jobs: str | 
         redact=lc.redactor.text,
         jobs=records,
         jobs_source=source,
+        jobs_problem=problem,
         lock_wait_s=cfg.get("poll.lock_wait_s"),
         hook=_hook(lc),
     )
@@ -276,7 +284,7 @@ def _survey(lc: Context, top: Path, jobs: str | None) -> Iterator[dict[str, Any]
     from labctl.experiments.survey import survey
 
     cfg = lc.config
-    _, seen, _ = _jobs(lc, jobs)
+    _, seen, _, _ = _jobs(lc, jobs)
     yield from survey(
         top,
         _targets(lc),

@@ -118,6 +118,8 @@ def render_closed(journal: Journal) -> str:
     ]
     if d.get("forced"):
         lines.append(f"- Forced past {len(d.get('forced_jobs') or [])} pending/running job(s)")
+    if d.get("forced_unknown"):
+        lines.append(f"- Forced although the job information was incomplete: {d['forced_unknown']}")
     lines += ["", "## Retired cron lines", ""]
     for item in d["cron"]:
         fence = _fence(item["line"])

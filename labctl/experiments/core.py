@@ -1,7 +1,9 @@
 """`labctl migrate-experiment NAME`: the steps, in order, each checking the state first.
 
     1. lock (the experiments root) and check jobs: refuse while the experiment has a
-       pending or running job (--force --reason overrides, and says so)
+       pending or running job, or while the job information may be missing some (a
+       stale store, a cluster never polled, error records in --jobs); --force --reason
+       overrides, and says so
     2. retire its cron lines and refill entries (backed up, journaled, atomic)
     3. move active/NAME to complete/NAME (rename, or copy-verify-delete)
     4. CLOSED.md in the moved folder, and a dated log entry
@@ -24,8 +26,8 @@ from typing import Any
 
 from labctl.errors import LabctlError, UsageError
 from labctl.experiments import closing
+from labctl.experiments.jobcheck import check_jobs
 from labctl.experiments.journal import Journal
-from labctl.experiments.match import folder_forms, is_active_job, job_belongs, job_ref
 from labctl.experiments.model import Record, Setup, Step, Stop
 from labctl.experiments.rules import (
     cron_scan,
@@ -34,41 +36,6 @@ from labctl.experiments.rules import (
     retire_cron,
     retire_refill,
 )
-
-
-def _live_jobs(s: Setup) -> list[Record]:
-    dirs = [*folder_forms(s.active), *folder_forms(s.complete)]
-    return [j for j in s.jobs or [] if is_active_job(j) and job_belongs(j, s.job_patterns, dirs)]
-
-
-def check_jobs(s: Setup, journal: Journal | None) -> Step:
-    if not s.active.is_dir():
-        return Step("jobs", "skipped", "the folder was already moved")
-    if s.jobs is None:
-        note = "no job information (run `labctl poll` first, or pipe its records: --jobs -)"
-        if not s.force:
-            raise Stop(Step("jobs", "refused", note), "no_job_state")
-        return Step("jobs", "forced", f"{note}; going on because of --force: {s.reason}")
-    live = _live_jobs(s)
-    if not live:
-        return Step("jobs", "done", f"no pending or running job ({s.jobs_source})")
-    refs = [job_ref(j) for j in live]
-    names = ", ".join(f"{r['cluster']}/{r['job_id']} {r['name']}" for r in refs[:5])
-    if not s.force:
-        raise Stop(
-            Step(
-                "jobs",
-                "refused",
-                f"{len(live)} job(s) still pending or running: {names}",
-                {"jobs": refs},
-            ),
-            "jobs_active",
-        )
-    if journal is not None:
-        journal.data["forced"] = True
-        journal.data["forced_jobs"] = refs
-    msg = f"--force: going on past {len(live)} pending or running job(s) ({names}): {s.reason}"
-    return Step("jobs", "forced", msg, {"jobs": refs})
 
 
 def _rules_dry(s: Setup) -> tuple[list[Step], list[Record]]:

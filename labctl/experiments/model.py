@@ -34,6 +34,9 @@ class Setup:
     redact: Callable[[str], str] = lambda text: text
     jobs: Sequence[Record] | None = None  # None: no job information at all
     jobs_source: str = "store"
+    # why the job information cannot be trusted to be complete: (reason, what) — a stale
+    # store, a cluster poll never read, error records in --jobs (None: it can be)
+    jobs_problem: tuple[str, str] | None = None
     lock_wait_s: float = 10.0
     hook: Callable[[str], None] = no_hook  # a test stops the process at a named point
 

@@ -78,6 +78,11 @@ EXPERIMENTS: tuple[Setting, ...] = (
         kind=list,
     ),
     _s("experiments.idle_days", 7.0, "--list flags an active experiment with no job this long"),
+    _s(
+        "experiments.max_state_age_s",
+        3900.0,
+        "migrate-experiment refuses when poll's store is older (or pipe fresh records: --jobs -)",
+    ),
 )
 
 
