@@ -149,7 +149,7 @@ def test_a_tagged_sweep_beside_an_untagged_one_is_not_unchanged(tmp_path, user_c
     status = only(run_labctl("cron", "status", env=env))
     assert status["status"] == "duplicate" and "more than once" in status["message"]
     removed = run_labctl("cron", "remove", env=env)  # only labctl's own line goes
-    assert only(removed)["untagged"][0]["line_number"] == 12 and removed.code == 1
+    assert only(removed)["untagged"][0]["line_number"] == 11 and removed.code == 1
     assert listing(user) == BUSY + theirs
     assert only(run_labctl("cron", "install", "--replace", env=env))["status"] == "replaced"
     assert listing(user) == BUSY + ours

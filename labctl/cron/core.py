@@ -159,8 +159,10 @@ def remove(place: CronPlace, *, dry_run: bool, ours: str = "") -> dict[str, Any]
     loose: list[Line] = []
 
     def change(data: bytes) -> bytes:
-        found[:], loose[:] = sweeps(data, place, ours)
-        return remove_lines(data, [f.number for f in found])
+        found[:] = sweeps(data, place, ours)[0]
+        after = remove_lines(data, [f.number for f in found])
+        loose[:] = sweeps(after, place, ours)[1]  # numbered as the crontab is left
+        return after
 
     if dry_run:
         change(read(place.target).data)
