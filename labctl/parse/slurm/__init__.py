@@ -8,7 +8,8 @@ Import from here; the pieces live in:
 - `ids`: job ids (arrays, het jobs, steps) and array specs.
 - `fields`: value normalisers (states, exit codes, times, durations...).
 - `sacct`, `squeue`, `scontrol`: per-command parsers -> records (`scontrol_oneliner`
-  splits scontrol's key=value lines).
+  splits scontrol's key=value lines); `sacct_steps`: a job's step rows and the exit code
+  they give it.
 - `logpath`: stdout/stderr filename patterns resolved like slurmstepd.
 """
 
@@ -56,14 +57,12 @@ from labctl.parse.slurm.logpath import (
     submit_line_log_patterns,
 )
 from labctl.parse.slurm.sacct import (
-    combine_exit,
-    group_sacct,
     latest_attempts,
     normalise_sacct_row,
     parse_sacct,
     sacct_jobs,
-    summarise_sacct_job,
 )
+from labctl.parse.slurm.sacct_steps import combine_exit, group_sacct, summarise_sacct_job
 from labctl.parse.slurm.scontrol import normalise_scontrol_job, scontrol_jobs
 from labctl.parse.slurm.scontrol_oneliner import parse_scontrol_line, parse_scontrol_show_job_o
 from labctl.parse.slurm.squeue import (
