@@ -320,7 +320,7 @@ def test_which_jobs_poll_looks_at_is_decided_from_the_facts() -> None:
 def test_since_restates_a_forgotten_finished_job_but_not_an_earlier_attempt() -> None:
     def finished(job: dict[str, Any]) -> StoredJob:
         prev = _stored(job, 2e9 - 600)
-        return StoredJob(**{**prev.__dict__, "active": False, "terminal": True})
+        return StoredJob(**{**prev.fields(), "active": False, "terminal": True})
 
     done = _job("5", "COMPLETED", "completed", end_epoch=1_796_000_100, exit_code=0)
     # a requeued job, both attempts finished and forgotten: the latest is the job

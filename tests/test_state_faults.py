@@ -353,16 +353,17 @@ def test_damage_anywhere_is_moved_aside_or_harmless(
 
 _WRITER = """
 import sys, time
-from dataclasses import replace
 from pathlib import Path
 from labctl.poll.store import Store
+from labctl.poll.model import StoredJob
 store = Store(Path(sys.argv[1]))
 store.db.execute("PRAGMA cache_size = 2")  # spill the open transaction's pages to the WAL
 jobs = store.jobs("tpu")
 store.db.execute("BEGIN IMMEDIATE")
 for n in range(200):
-    store.put_jobs("tpu", [replace(j, key=(f"{j.key[0]}-{n}", *j.key[1:]), verdict="failed",
-                                   record={**j.record, "pad": "x" * 4000})
+    store.put_jobs("tpu", [StoredJob(**{**j.fields(), "key": (f"{j.key[0]}-{n}", *j.key[1:]),
+                                        "verdict": "failed",
+                                        "record": {**j.record, "pad": "x" * 4000}})
                            for j in jobs.values()])
 print("mid-transaction", flush=True)
 time.sleep(60)

@@ -60,6 +60,6 @@ def earlier_attempt(
     """The stored attempt a requeued job continues, among the active stored jobs with its id
     and task: submitted earlier (a requeue resets the submit time) and `continues`."""
     for prev in candidates:
-        if prev.key[2] < key[2] and continues(prev.record, job):
+        if prev.key[2] < key[2] and continues(prev.view, job):
             return prev
     return None

@@ -35,7 +35,7 @@ MAX_MARKER_READS = 200
 def _fresh_failure(job: dict[str, Any], stored: StoredJob | None) -> bool:
     if job.get("state") not in ("FAILED", "CANCELLED"):
         return False
-    return stored is None or stored.record.get("state") != job.get("state")
+    return stored is None or stored.view.get("state") != job.get("state")
 
 
 @dataclass
@@ -57,7 +57,7 @@ def choose(
     out = _Chosen()
     for job in snap.jobs:
         prev = stored.get(job_key(job))
-        carried = prev.record.get("log_markers") if prev is not None else None
+        carried = prev.view.get("log_markers") if prev is not None else None
         if kill_lines and carried and not _fresh_failure(job, prev):
             job["log_markers"] = sorted(carried)
         judged = judge(job, states=snap.states)

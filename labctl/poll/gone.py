@@ -54,10 +54,10 @@ def forgotten(
             continue
         if not prev.terminal or prev.verdict not in TERMINAL_VERDICTS:
             continue
-        if not since_asks({"end_epoch": parse_rfc3339(prev.record.get("end_time"))}, since_cut):
+        if not since_asks({"end_epoch": parse_rfc3339(prev.view.get("end_time"))}, since_cut):
             continue
         later = attempts[key[:2]]
-        if any(o.key[2] > key[2] and continues(prev.record, o.record) for o in later):
+        if any(o.key[2] > key[2] and continues(prev.view, o.view) for o in later):
             continue
         out.append(prev)
     return out
@@ -78,7 +78,7 @@ def vanished(
     for key, prev in stored.items():
         if key in observed or not prev.active:
             continue
-        group = key[1] < 0 and prev.record.get("array_tasks") is not None
+        group = key[1] < 0 and prev.view.get("array_tasks") is not None
         if (group and prev.array_job_id in arrays) or (key[0], key[1]) in same_id:
             updates.append(_retire(prev))  # dissolved array group / superseded attempt
             continue
@@ -87,7 +87,7 @@ def vanished(
             continue
         if prev.verdict == Verdict.UNKNOWN:
             continue  # already reported as vanished; still asked about by id
-        rec = dict(prev.record)
+        rec = prev.record
         verdict, cause = decide({**rec, "vanished": True})
         rec.update(
             state=None,
@@ -102,17 +102,17 @@ def vanished(
             changed_fields=["state", "verdict", "cause"],
             message=(
                 f"neither the queue nor accounting knows job {rec.get('job_id')} any more "
-                f"(last seen {rfc3339(prev.last_seen)} as {prev.record.get('state')})"
+                f"(last seen {rfc3339(prev.last_seen)} as {prev.view.get('state')})"
             ),
         )
         records.append(rec)
         updates.append(
-            StoredJob(**{**prev.__dict__, "verdict": verdict, "record": rec, "active": True})
+            StoredJob(**{**prev.fields(), "verdict": verdict, "record": rec, "active": True})
         )
     return records, updates
 
 
 def _retire(prev: StoredJob) -> StoredJob:
     return StoredJob(
-        **{**prev.__dict__, "active": False, "terminal": prev.verdict in TERMINAL_VERDICTS}
+        **{**prev.fields(), "active": False, "terminal": prev.verdict in TERMINAL_VERDICTS}
     )

@@ -45,7 +45,7 @@ def is_quiet(job: dict[str, Any], prev: StoredJob | None, since_cut: float | Non
     again (unless `--since` reaches back to its end), so its logs need no look either."""
     if prev is None or not is_terminal(job) or prev.verdict == Verdict.UNKNOWN:
         return False
-    return not since_asks(job, since_cut) and not _changed(prev.record, watched_view(job))
+    return not since_asks(job, since_cut) and not _changed(prev.view, watched_view(job))
 
 
 def squeue_leftover(job: dict[str, Any], prev: StoredJob | None) -> bool:
@@ -56,8 +56,8 @@ def squeue_leftover(job: dict[str, Any], prev: StoredJob | None) -> bool:
         prev is not None
         and prev.terminal
         and job.get("source") == "squeue"
-        and "sacct" in str(prev.record.get("source"))
-        and prev.record.get("state") == job.get("state")
+        and "sacct" in str(prev.view.get("source"))
+        and prev.view.get("state") == job.get("state")
         and is_terminal(job)
     )
 
@@ -182,8 +182,8 @@ def _compare(rec: dict[str, Any], key: Key, prev: StoredJob | None, now: float) 
         changed: list[str] = []
         rec.update(first_seen=rfc3339(now), new=True, previous_verdict=None)
     else:
-        changed = _changed(prev.record, rec)
-        if prev.key != key and prev.record.get("restarts") != rec.get("restarts"):
+        changed = _changed(prev.view, rec)
+        if prev.key != key and prev.view.get("restarts") != rec.get("restarts"):
             changed.append("restarts")  # a requeued attempt (earlier_attempt)
         rec.update(first_seen=rfc3339(prev.first_seen), new=False, previous_verdict=prev.verdict)
     rec["changed_since_last_poll"] = prev is None or bool(changed)

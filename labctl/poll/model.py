@@ -9,6 +9,7 @@ times).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,22 +44,83 @@ def is_terminal(job: dict[str, Any]) -> bool:
     return job.get("verdict") in TERMINAL_VERDICTS
 
 
-@dataclass
-class StoredJob:
-    """What the state store remembers of one job (a row of `jobs`)."""
+# What poll compares without parsing a stored record again: the watched fields and the few
+# others merge, examine and gone read (a requeue's name/user/restarts, kill lines, ...).
+VIEW_FIELDS = (
+    *WATCHED_FIELDS,
+    *("source", "restarts", "user", "log_markers", "array_tasks", "job_id"),
+)
 
-    key: Key
-    job_id: str
-    array_job_id: str | None
-    first_seen: float
-    last_seen: float
-    verdict: str | None
-    terminal: bool
-    active: bool  # still asked about by id (not terminal, not forgotten)
-    stdout: str | None
-    stderr: str | None
-    record: dict[str, Any]
-    progress: dict[str, Any] | None = None
+
+def store_json(value: Any) -> str:
+    """JSON as the state store keeps it."""
+    return json.dumps(value, separators=(",", ":"), allow_nan=True, default=str)
+
+
+def view_of(record: dict[str, Any]) -> dict[str, Any]:
+    return {f: record.get(f) for f in VIEW_FIELDS}
+
+
+class StoredJob:
+    """What the state store remembers of one job (a row of `jobs`).
+
+    The job record is kept as the JSON text the store holds (`record_json`) plus `view`,
+    its VIEW_FIELDS: a store of thousands of jobs is compared against a poll without
+    holding every record parsed. `record` parses the text on each access (the rare paths
+    that need the whole record: re-reporting a job from the store)."""
+
+    __slots__ = (
+        *("key", "job_id", "array_job_id", "first_seen", "last_seen", "verdict"),
+        *("terminal", "active", "stdout", "stderr", "record_json", "view", "progress"),
+    )
+
+    def __init__(
+        self,
+        key: Key,
+        job_id: str,
+        array_job_id: str | None,
+        first_seen: float,
+        last_seen: float,
+        verdict: str | None,
+        terminal: bool,
+        active: bool,  # still asked about by id (not terminal, not forgotten)
+        stdout: str | None,
+        stderr: str | None,
+        record: dict[str, Any] | None = None,
+        progress: dict[str, Any] | None = None,
+        *,
+        record_json: str | None = None,
+        view: dict[str, Any] | None = None,
+    ) -> None:
+        self.key, self.job_id, self.array_job_id = key, job_id, array_job_id
+        self.first_seen, self.last_seen, self.verdict = first_seen, last_seen, verdict
+        self.terminal, self.active, self.stdout, self.stderr = terminal, active, stdout, stderr
+        self.progress = progress
+        if record is not None:
+            record_json, view = store_json(record), None
+        if record_json is None:
+            raise TypeError("StoredJob needs its record (a dict, or record_json)")
+        self.record_json = record_json
+        self.view = view if view is not None else view_of(json.loads(record_json))
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The whole stored record, parsed anew (a fresh dict: callers may change it)."""
+        value: dict[str, Any] = json.loads(self.record_json)
+        return value
+
+    def fields(self) -> dict[str, Any]:
+        """Everything but the record: `StoredJob(**{**prev.fields(), ...})` changes one."""
+        return {
+            "key": self.key, "job_id": self.job_id, "array_job_id": self.array_job_id,
+            "first_seen": self.first_seen, "last_seen": self.last_seen,
+            "verdict": self.verdict, "terminal": self.terminal, "active": self.active,
+            "stdout": self.stdout, "stderr": self.stderr, "progress": self.progress,
+            "record_json": self.record_json, "view": self.view,
+        }  # fmt: skip
+
+    def __repr__(self) -> str:
+        return f"StoredJob({self.key!r}, verdict={self.verdict!r}, active={self.active})"
 
 
 @dataclass

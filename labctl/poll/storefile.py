@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from labctl.poll.model import StoredJob
+from labctl.poll.model import StoredJob, store_json, view_of
 
 
 class StoreError(Exception):
@@ -105,10 +105,13 @@ def stored_job(row: tuple[Any, ...]) -> StoredJob:
     record = json.loads(rec)
     if not isinstance(record, dict):
         raise TypeError(f"job {raw}: its record is not an object")
+    view = view_of(record)
+    del record  # only its view is held: thousands of stored jobs, parsed, would not fit
     return StoredJob(
         key=(raw, int(task), int(submit)), job_id=job_id, array_job_id=array_job_id,
         first_seen=float(first), last_seen=float(last), verdict=verdict,
-        terminal=bool(terminal), active=bool(active), stdout=so, stderr=se, record=record,
+        terminal=bool(terminal), active=bool(active), stdout=so, stderr=se, record_json=rec,
+        view=view,
         progress=json.loads(prog) if prog else None,
     )  # fmt: skip
 
@@ -118,9 +121,9 @@ def job_row(cluster: str, j: StoredJob) -> tuple[Any, ...]:
     return (
         cluster, j.key[0], j.key[1], j.key[2], j.job_id, j.array_job_id, j.first_seen,
         j.last_seen, j.verdict, int(j.terminal), int(j.active), j.stdout, j.stderr,
-        dumps(j.record), progress,
+        j.record_json, progress,
     )  # fmt: skip
 
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), allow_nan=True, default=str)
+    return store_json(value)
