@@ -24,7 +24,7 @@ BackendError whose reason goes into the cluster's `error` record.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,6 +148,7 @@ def read_state(
 ) -> SlurmState:
     """Run squeue (+ sacct) on the cluster in one script and parse everything."""
     from labctl.parse.slurm import SACCT_FIELDS, SlurmParseError, sacct_jobs, squeue_jobs
+    from labctl.parse.slurm.table import lines_of
 
     script, shown = state_script(query, path_prepend)
     sections, elapsed = run_script(transport, script, timeout=timeout, what="squeue/sacct")
@@ -159,7 +160,8 @@ def read_state(
         live = squeue_jobs(squeue.text)
         done: list[dict[str, Any]] = []
         for sec in sacct_secs:
-            done.extend(sacct_jobs(rejoin_rows(sec.text, len(SACCT_FIELDS))))
+            text, sec.out = sec.text, b""  # the bytes are not needed twice
+            done.extend(sacct_jobs(rejoin_lines(lines_of(text), len(SACCT_FIELDS))))
     except SlurmParseError as exc:
         raise BackendError(f"unexpected scheduler output: {exc}", reason="bad_output") from None
     return SlurmState(
@@ -188,22 +190,25 @@ def rejoin_rows(text: str, n_fields: int, delimiter: str = "\x1f") -> str:
     with some but too few delimiters is glued to the following lines, the newlines becoming
     spaces, until the row has all its cells. A line with no delimiter at all right after a
     complete row continues the last field (the job name) and is left for the parser."""
+    return "\n".join(rejoin_lines(text.split("\n"), n_fields, delimiter))
+
+
+def rejoin_lines(lines: Iterable[str], n_fields: int, delimiter: str = "\x1f") -> Iterator[str]:
+    """`rejoin_rows`, line by line."""
     want = n_fields - 1
-    out: list[str] = []
     pending: list[str] = []
     count = 0
-    for line in text.split("\n"):
+    for line in lines:
         if not pending:
             n = line.count(delimiter)
             if n == 0 or n >= want:
-                out.append(line)
+                yield line
                 continue
             pending, count = [line], n
             continue
         pending.append(line)
         count += line.count(delimiter)
         if count >= want:
-            out.append(" ".join(pending))
+            yield " ".join(pending)
             pending, count = [], 0
-    out.extend(pending)  # an incomplete row: the parser reports it
-    return "\n".join(out)
+    yield from pending  # an incomplete row: the parser reports it

@@ -54,10 +54,14 @@ def _pick(live: dict[str, Any], done: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def combine(live: Iterable[dict[str, Any]], done: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One job per key from squeue's and sacct's records (squeue's order, then sacct's)."""
+    """One job per key from squeue's and sacct's records (squeue's order, then sacct's).
+    A job only sacct knows is its sacct record itself (this poll's own, fresh from the
+    parser: no second copy of thousands of finished jobs)."""
     from_sacct = {job_key(j): j for j in done}
     out = [_pick(q, from_sacct.pop(job_key(q), None)) for q in live]
-    out += [dict(j, source="sacct") for j in from_sacct.values()]
+    for job in from_sacct.values():
+        job["source"] = "sacct"
+        out.append(job)
     return out
 
 

@@ -9,7 +9,7 @@ job (`continues`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from labctl.cluster.snapshot import Key, job_key
@@ -26,11 +26,15 @@ def continues(old: dict[str, Any], new: dict[str, Any]) -> bool:
     return after is None or after > (before or 0)
 
 
-def fold_attempts(jobs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[Key, str]]:
+def fold_attempts(
+    jobs: list[dict[str, Any]],
+    verdict_of: Callable[[dict[str, Any]], str | None] = lambda job: job.get("verdict"),
+) -> tuple[list[dict[str, Any]], dict[Key, str]]:
     """One record per job: when the scheduler reports several attempts of a requeued job
     (squeue the new one, `sacct -D` the ones preempted or requeued before it), the latest
-    is the job and the verdict of the attempt just before it becomes its
-    `previous_verdict`. A reused id (another job, see `continues`) is kept apart."""
+    is the job and the verdict of the attempt just before it (`verdict_of`, asked only of
+    such attempts) becomes its `previous_verdict`. A reused id (another job, see
+    `continues`) is kept apart."""
     by_id: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for job in jobs:
         key = job_key(job)
@@ -49,8 +53,8 @@ def fold_attempts(jobs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dic
                 old for old in earlier if job_key(old)[2] < job_key(new)[2] and continues(old, new)
             ]
             folded.update(id(old) for old in mine)
-            if mine and mine[-1].get("verdict"):
-                ended[job_key(new)] = mine[-1]["verdict"]
+            if mine and (verdict := verdict_of(mine[-1])):
+                ended[job_key(new)] = verdict
     return [j for j in jobs if id(j) not in folded], ended
 
 

@@ -27,7 +27,7 @@ from labctl.cluster.scheduler import Scheduler, scheduler_for, transport_for
 from labctl.cluster.snapshot import Snapshot
 from labctl.errors import LabctlError
 from labctl.poll.examine import examine
-from labctl.poll.merge import merge
+from labctl.poll.merge import ClusterMerge, merged_records
 from labctl.poll.model import Known
 from labctl.poll.running import ProgressSettings
 from labctl.poll.state import PollState, open_state
@@ -114,28 +114,36 @@ def _cluster_records(
     snap: Snapshot,
     settings: PollSettings,
     now: float,
-) -> list[dict[str, Any]]:
-    merged = merge(
+) -> Iterator[dict[str, Any]]:
+    """One cluster's records, each as soon as its job is merged (a 10,000-job cluster is
+    never held as 10,000 records), then its store changes in one transaction. A consumer
+    that stops early (`| head`) still leaves the jobs merged so far saved, but not the
+    cluster's good poll: the next poll's window starts where this one's did."""
+    m = ClusterMerge(
         cluster.name,
         cluster.scheduler,
         snap,
-        known.jobs,
-        now=now,
-        since_cut=known.since_cut(snap.now),
-        forget_after_s=settings.forget_after_s,
-        progress=settings.progress,
-        progress_regex=cluster.progress_regex,
-        window_start=snap.window_start,
+        now,
+        known.since_cut(snap.now),
+        settings.progress,
+        cluster.progress_regex,
     )
+    jobs, snap.jobs = snap.jobs, []
+    whole = False
 
     def save(store: Store) -> None:
-        store.put_jobs(cluster.name, merged.updates)
-        store.touch(cluster.name, merged.quiet, now)
-        store.cluster_ok(cluster.name, now, snap.now)
-        store.prune(cluster.name, now - settings.retention_s)
+        store.put_jobs(cluster.name, m.out.updates)
+        store.touch(cluster.name, m.out.quiet, now)
+        if whole:
+            store.cluster_ok(cluster.name, now, snap.now)
+            store.prune(cluster.name, now - settings.retention_s)
 
-    state.write(save)
-    return [*merged.records, *_side_records(cluster, snap)]
+    try:
+        yield from merged_records(m, jobs, known.jobs, settings.forget_after_s, snap.window_start)
+        whole = True
+    finally:
+        state.write(save)
+    yield from _side_records(cluster, snap)
 
 
 def _side_records(cluster: ClusterConfig, snap: Snapshot) -> list[dict[str, Any]]:

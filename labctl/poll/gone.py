@@ -64,16 +64,17 @@ def forgotten(
 
 
 def vanished(
-    observed: Mapping[Key, Mapping[str, Any]],
+    observed: Mapping[Key, Any],
     stored: Mapping[Key, StoredJob],
     *,
     now: float,
     forget_after_s: float,
 ) -> tuple[list[dict[str, Any]], list[StoredJob]]:
-    """(records to emit, store updates) for the active stored jobs not observed."""
+    """(records to emit, store updates) for the active stored jobs not observed.
+    `observed`: key -> the job's array job id (or its facts, which hold it)."""
     records: list[dict[str, Any]] = []
     updates: list[StoredJob] = []
-    arrays = {str(j["array_job_id"]) for j in observed.values() if j.get("array_job_id")}
+    arrays = {str(a) for a in map(_array_id, observed.values()) if a}
     same_id = {(k[0], k[1]) for k in observed}
     for key, prev in stored.items():
         if key in observed or not prev.active:
@@ -110,6 +111,10 @@ def vanished(
             StoredJob(**{**prev.fields(), "verdict": verdict, "record": rec, "active": True})
         )
     return records, updates
+
+
+def _array_id(seen: Any) -> Any:
+    return seen.get("array_job_id") if isinstance(seen, Mapping) else seen
 
 
 def _retire(prev: StoredJob) -> StoredJob:

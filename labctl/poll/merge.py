@@ -13,6 +13,8 @@ keeps `first_seen`, is not `new`, and says what changed (`restarts`, `submit_tim
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,7 +81,7 @@ def out_of_window(
 
 
 @dataclass
-class _Poll:
+class ClusterMerge:
     """One cluster's merge: its inputs and what it adds up to."""
 
     cluster: str
@@ -106,44 +108,68 @@ def merge(
     window_start: float | None = None,
 ) -> ClusterUpdate:
     """`progress` set: running jobs get a progress verdict from their probed sources.
-    `window_start`: the sacct window's start (cluster clock), see `out_of_window`."""
-    m = _Poll(cluster, scheduler, snap, now, since_cut, progress, progress_regex)
-    observed: dict[Key, dict[str, Any]] = {}
-    # every job's verdict, from the scheduler's facts and the kill lines read in its log
-    jobs, ended_attempt = fold_attempts([judge(j, states=snap.states) for j in snap.jobs])
+    `window_start`: the sacct window's start (cluster clock), see `out_of_window`.
+    (The whole update at once; poll itself streams with `merged_records`.)"""
+    m = ClusterMerge(cluster, scheduler, snap, now, since_cut, progress, progress_regex)
+    m.out.records.extend(merged_records(m, list(snap.jobs), stored, forget_after_s, window_start))
+    return m.out
+
+
+def merged_records(
+    m: ClusterMerge,
+    jobs: list[dict[str, Any]],
+    stored: dict[Key, StoredJob],
+    forget_after_s: float,
+    window_start: float | None,
+) -> Iterator[dict[str, Any]]:
+    """The records of one cluster's merge as each job is merged, its store changes into
+    `m.out`. `jobs` (the snapshot's facts) is consumed: a job's facts are dropped once its
+    record is built, so a poll of 10,000 jobs never holds facts and records of all of them.
+    Jobs the scheduler no longer reports come last (they need every observed key)."""
+    states = m.snap.states
+    # a requeued job's attempts fold into its latest; the attempt before says how it ended
+    folded, ended_attempt = fold_attempts(jobs, lambda j: judge(j, states=states)["verdict"])
+    jobs.clear()
+    pending = deque(folded)
+    del folded
+    observed: dict[Key, str | None] = {}  # key -> array job id (vanished array groups)
     attempts: dict[tuple[str, int], list[StoredJob]] = {}
     for stored_job in stored.values():
         if stored_job.active:
             attempts.setdefault(stored_job.key[:2], []).append(stored_job)
-    for job in jobs:
+    while pending:
+        # its verdict, from the scheduler's facts and the kill lines read in its log
+        job = judge(pending.popleft(), states=states)
         key = job_key(job)
         if out_of_window(job, key, stored, window_start):
             continue
-        observed[key] = job
+        observed[key] = job.get("array_job_id")
         prev = stored.get(key) or earlier_attempt(job, key, attempts.get(key[:2], ()))
         m.out.seen += 1
-        _merge_job(m, job, key, prev, ended_attempt.get(key))
-    records, updates = vanished(observed, stored, now=now, forget_after_s=forget_after_s)
-    m.out.records += records
+        rec = _merge_job(m, job, key, prev, ended_attempt.get(key))
+        if rec is not None:
+            yield rec
+    records, updates = vanished(observed, stored, now=m.now, forget_after_s=forget_after_s)
     m.out.updates += updates
-    if since_cut is not None:
-        m.out.records.extend(restated(p, now) for p in forgotten(observed, stored, since_cut))
-    return m.out
+    yield from records
+    if m.since_cut is not None:
+        yield from (restated(p, m.now) for p in forgotten(observed, stored, m.since_cut))
 
 
 def _merge_job(
-    m: _Poll, job: dict[str, Any], key: Key, prev: StoredJob | None, ended: str | None
-) -> None:
-    """One reported job: quiet (the store keeps its record), or its record and store row.
-    `ended`: how the attempt before this one ended (a requeued job, e.g. preempted)."""
+    m: ClusterMerge, job: dict[str, Any], key: Key, prev: StoredJob | None, ended: str | None
+) -> dict[str, Any] | None:
+    """One reported job: quiet (the store keeps its record), or its record (returned) and
+    store row. `ended`: how the attempt before this one ended (a requeued job, e.g.
+    preempted)."""
     if prev is not None and squeue_leftover(job, prev):
         m.out.quiet.append(key)  # the store's fuller record stands
         if since_asks(job, m.since_cut):  # reported again: the store's record
-            m.out.records.append(restated(prev, m.now))
-        return
+            return restated(prev, m.now)
+        return None
     if is_quiet(job, prev, m.since_cut):
         m.out.quiet.append(key)  # the store keeps its record; only last_seen moves
-        return
+        return None
     state = prev.progress if prev is not None else None
     seen = (state or {}).get("record")
     if m.progress is not None and job.get("verdict") == Verdict.RUNNING:
@@ -156,7 +182,6 @@ def _merge_job(
     if ended is not None:
         rec["previous_verdict"] = ended
     terminal = is_terminal(job)
-    m.out.records.append(rec)
     m.out.updates.append(
         StoredJob(
             key=key,
@@ -173,6 +198,7 @@ def _merge_job(
             progress=state,
         )
     )
+    return rec
 
 
 def _compare(rec: dict[str, Any], key: Key, prev: StoredJob | None, now: float) -> None:

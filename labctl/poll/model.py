@@ -71,7 +71,7 @@ class StoredJob:
 
     __slots__ = (
         *("key", "job_id", "array_job_id", "first_seen", "last_seen", "verdict"),
-        *("terminal", "active", "stdout", "stderr", "record_json", "view", "progress"),
+        *("terminal", "active", "stdout", "stderr", "record_json", "_view", "progress"),
     )
 
     def __init__(
@@ -101,7 +101,14 @@ class StoredJob:
         if record_json is None:
             raise TypeError("StoredJob needs its record (a dict, or record_json)")
         self.record_json = record_json
-        self.view = view if view is not None else view_of(json.loads(record_json))
+        self._view = view  # built when first asked: a row about to be written never is
+
+    @property
+    def view(self) -> dict[str, Any]:
+        """VIEW_FIELDS of the record."""
+        if self._view is None:
+            self._view = view_of(json.loads(self.record_json))
+        return self._view
 
     @property
     def record(self) -> dict[str, Any]:
@@ -116,7 +123,7 @@ class StoredJob:
             "first_seen": self.first_seen, "last_seen": self.last_seen,
             "verdict": self.verdict, "terminal": self.terminal, "active": self.active,
             "stdout": self.stdout, "stderr": self.stderr, "progress": self.progress,
-            "record_json": self.record_json, "view": self.view,
+            "record_json": self.record_json, "view": self._view,
         }  # fmt: skip
 
     def __repr__(self) -> str:

@@ -7,6 +7,7 @@ script: a TIMEOUT or a cancel shows as `0:0` on the job and `CANCELLED 0:15` on 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, tzinfo
 from typing import Any
@@ -29,6 +30,7 @@ from labctl.parse.slurm.fields import (
 from labctl.parse.slurm.ids import parse_array_spec, parse_job_id
 from labctl.parse.slurm.sacct_steps import group_sacct, summarise_sacct_job
 from labctl.parse.slurm.table import (
+    TERMINAL_STATES,
     JobRecord,
     SlurmParseError,
     iter_delimited,
@@ -158,7 +160,7 @@ _TEXT_FIELDS = (
 
 
 def sacct_jobs(
-    text: str,
+    text: str | Iterable[str],
     fields: Sequence[str] = SACCT_FIELDS,
     delimiter: str = FIELD_DELIMITER,
     *,
@@ -175,35 +177,48 @@ def sacct_jobs(
     else:
         rows = iter_delimited(text, fields, delimiter, trailing_delimiter=trailing_delimiter)
     records = (step_row(r) if _is_step(r) else normalise_sacct_row(r, tz) for r in rows)
-    return [summarise_sacct_job(g) for g in group_sacct(records)]
+    groups = deque(group_sacct(records))  # a job's rows are dropped as its summary is made
+    out = []
+    while groups:
+        out.append(summarise_sacct_job(groups.popleft()))
+    return out
 
 
 def _is_step(row: Mapping[str, str]) -> bool:
     return "." in (row.get("JobID") or row.get("JobIDRaw") or "")
 
 
-_STEP_KEYS = (
-    *("job_id", "job_id_raw", "array_job_id", "array_task_id", "array_tasks"),
-    *("array_throttle", "het_job_id", "het_offset", "step", "state", "state_raw"),
-    *("cancelled_by", "reason", "exit_code", "signal", "derived_exit_code", "derived_signal"),
-    *("start_epoch", "end_epoch"),  # settle_lifecycle's, left unparsed (None)
-)
-
-
 def step_row(row: Mapping[str, str]) -> JobRecord:
     """A step row (`6_2.batch`, `6_2.extern`, `6_2.0`) as `sacct_jobs` needs it: its ids,
-    state and exit code, the cells `summarise_sacct_job` reads. Its times, nodes and
-    names describe the step, not the job, and are not parsed (a third of the work of a
-    large sacct answer is its allocation rows; the rest is steps)."""
-    rec: JobRecord = dict.fromkeys(_STEP_KEYS)
-    rec["source"] = "sacct"
+    state and exit code, the cells `summarise_sacct_job` reads (a step still running has
+    no exit code yet). Its times, nodes and names describe the step, not the job, and are
+    not parsed: two thirds of a large sacct answer are step rows."""
+    text = row.get("JobID") or row.get("JobIDRaw")
     try:
-        _apply_id(rec, row)
-        _apply_state(rec, row)
+        if not text:
+            raise SlurmValueError("row has no JobID")
+        jid = parse_job_id(text)
+        state, cancelled_by = parse_state(row.get("State") or "")
+        code, signal = parse_exit_code(row.get("ExitCode") or "")
+        raw = row.get("JobIDRaw")
+        raw_id = (jid if raw == text else parse_job_id(raw)).job_id if raw else None
     except SlurmValueError as exc:
         raise SlurmParseError(f"{exc} in sacct row {dict(row)!r}") from exc
-    settle_lifecycle(rec)  # a step still running has no exit code yet
-    return rec
+    if state is not None and state not in TERMINAL_STATES:
+        code = signal = None
+    return {
+        "job_id": jid.job,
+        "job_id_raw": raw_id if raw else (None if jid.is_array else jid.job_id),
+        "array_job_id": jid.array_job_id,
+        "array_task_id": jid.array_task_id,
+        "het_job_id": jid.job_id if jid.het_offset is not None else None,
+        "het_offset": jid.het_offset,
+        "step": jid.step,
+        "state": state,
+        "cancelled_by": cancelled_by,
+        "exit_code": code,
+        "signal": signal,
+    }
 
 
 def latest_attempts(jobs: Iterable[JobRecord]) -> list[JobRecord]:

@@ -4,7 +4,7 @@ a normalised job record.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 JobRecord = dict[str, Any]
@@ -47,8 +47,17 @@ def parse_delimited(
     )
 
 
+def lines_of(text: str) -> Iterator[str]:
+    """`text.split("\\n")`, one line at a time (a 5 MB answer is not copied into a list)."""
+    start = 0
+    while (end := text.find("\n", start)) >= 0:
+        yield text[start:end]
+        start = end + 1
+    yield text[start:]
+
+
 def iter_delimited(
-    text: str,
+    text: str | Iterable[str],
     fields: Sequence[str],
     delimiter: str,
     *,
@@ -56,15 +65,17 @@ def iter_delimited(
     trailing_delimiter: bool | None = None,
 ) -> Iterator[dict[str, str]]:
     """`parse_delimited`, one row at a time (a row is yielded once the next line shows it
-    is complete, so thousands of rows are never all held at once)."""
+    is complete, so thousands of rows are never all held at once). `text` may also be
+    its lines."""
     n = len(fields)
     if n == 0:
         raise ValueError("no fields")
     fields = tuple(fields)
     idx = fields.index(free_text) if free_text is not None and free_text in fields else n - 1
     tail = n - 1 - idx  # cells after the free-text one
-    lines = text.split("\n")
+    lines: Iterable[str] = lines_of(text) if isinstance(text, str) else text
     if trailing_delimiter is None:
+        lines = list(lines)
         nonblank = [ln.rstrip("\r") for ln in lines if ln.strip()]
         trailing_delimiter = bool(nonblank) and all(ln.endswith(delimiter) for ln in nonblank)
     last: dict[str, str] | None = None
