@@ -59,7 +59,7 @@ _labctl() {
   case "$cmd" in
     "") COMPREPLY=($(compgen -W "poll diagnose supervise strip-yaml-comments table log gate merge-green guard migrate-experiment cron prune-disk health rl-health schema config mcp --format -f --config --quiet -q --summary --version --help" -- "$cur")) ;;
     poll) COMPREPLY=($(compgen -W "--cluster -c --since --changed-only --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
-    diagnose) COMPREPLY=($(compgen -W "--input -i --all --window --full --group --catalog --explain --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
+    diagnose) COMPREPLY=($(compgen -W "--input -i --all --window --full --group --catalog --explain --why --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     supervise) COMPREPLY=($(compgen -W "--max-retries --stall-after --kill-grace --events --escalate-to --name --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     strip-yaml-comments) COMPREPLY=($(compgen -W "--apply --check --move-to --hidden -H --no-ignore -I --jobs -j --format -f --config --quiet -q --summary --help" -- "$cur")) ;;
     table) COMPREPLY=($(compgen -W "--input -i --format -f --config --quiet -q --summary --help" -- "$cur")) ;;

@@ -39,6 +39,7 @@ class Context:
     clock: Callable[[], float] = time.time
     command: str = ""
     confine: Confinement | None = None  # under `labctl mcp`: the roots paths must lie under
+    detail: bool = False  # a table view shows its records' detail (diagnose --why: candidates)
 
     @property
     def state_dir(self) -> Path:

@@ -7,10 +7,13 @@ gets a `diagnosis` field, read from the job's stderr/stdout on its cluster throu
 same transport poll uses; all other records pass through untouched. Logs are read from
 the end (a window, widened only when inconclusive; `--full` scans everything), streamed,
 in bounded memory. `--group` adds one `diagnosis_group` record per failure fingerprint.
-Every diagnosis says `why` its root cause won (or why the log is healthy/unknown), and each
-other candidate in `also_matched` why it lost or was demoted: survived (progress after it),
-logged at WARNING/INFO level, later success, a later independent failure, explained by
-another entry, wrapper. `--explain ID` shows one catalog entry.
+Every diagnosis says `why` its root cause won (or why the log is healthy/unknown) and lists
+its `candidates` -- every failure-looking line, in log order, with its fate: `won`, or
+`demoted` with the reason (survived: progress after it; logged at WARNING/INFO level; later
+success; a later independent failure; explained by another entry; wrapper of the root cause;
+the scheduler's state or the last end report decides). `--why` shows them in the table view
+(after each diagnosis; or after the jobs table for job records). `--explain ID` shows one
+catalog entry (an ID, never a log: a log's candidates are `--why LOG`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from labctl.errors import UsageError
 from labctl.verdicts import NEEDS_DIAGNOSIS
 
 if TYPE_CHECKING:
+    from labctl.diagnose.catalog import Catalog
     from labctl.diagnose.options import DiagnoseOptions
 
 __all__ = ["SCHEMAS", "cli"]
@@ -36,6 +40,7 @@ EXAMPLES = [
     "labctl diagnose logs/slurm-4812.out",
     "labctl diagnose --group runs/*/stderr.log",
     "labctl diagnose --catalog --format table",
+    "labctl diagnose --why logs/slurm-4812.out",
     "labctl diagnose --explain cuda_oom",
 ]
 LOG_SUFFIXES = (".log", ".out", ".err", ".txt", ".gz")
@@ -93,6 +98,37 @@ def diagnose_files(
             )
         except LogUnreadable as exc:
             yield exc.record() | {"path": str(path)}
+
+
+def _check_modes(
+    paths: list[str], *, catalog: bool, explain: str | None, why: bool, grouped: bool
+) -> None:
+    """--catalog and --explain ID read the catalog, never a log; --why explains diagnoses."""
+    lookup = "--catalog" if catalog else "--explain" if explain else None
+    if lookup and paths:
+        raise UsageError(
+            f"{lookup} shows the catalog and reads no log; to see why each candidate of a log "
+            "won or was demoted, use --why LOG..."
+        )
+    if lookup and why:
+        raise UsageError(f"--why explains the diagnoses of logs; {lookup} shows catalog entries")
+    if why and grouped:
+        raise UsageError(
+            "--why explains each diagnosis and --group replaces them with one record per "
+            "fingerprint: use one or the other"
+        )
+
+
+def _explain(ident: str, cat: Catalog) -> dict[str, Any]:
+    """The catalog entry ID names; an ID shaped like a log path gets a pointer to --why."""
+    from labctl import diagnose
+
+    if ident not in cat.by_id and ("/" in ident or ident.endswith(LOG_SUFFIXES)):
+        raise UsageError(
+            f"no catalog entry {ident!r}: --explain takes an entry ID; to see why each "
+            f"candidate of a log won or was demoted, use --why {ident}"
+        )
+    return diagnose.explain(ident, cat)
 
 
 def run(
@@ -155,18 +191,43 @@ def cli(
         bool, typer.Option("--catalog", help="List the failure catalog and exit.")
     ] = False,
     explain: Annotated[
-        str | None, typer.Option("--explain", metavar="ID", help="Show one catalog entry.")
+        str | None,
+        typer.Option(
+            "--explain",
+            metavar="ID",
+            help="Show one catalog entry (an entry ID; a log's candidates are --why LOG).",
+        ),
     ] = None,
+    why: Annotated[
+        bool,
+        typer.Option(
+            "--why",
+            help="Table view: after each diagnosis, every candidate line and why it won or "
+            "was demoted (the records' `candidates`).",
+        ),
+    ] = False,
 ) -> int:
-    """Name the root cause of failed jobs from their logs (bounded reads, stable fingerprints)."""
+    """Name the root cause of failed jobs from their logs (bounded reads, stable fingerprints).
+
+    Each diagnosis lists its candidates: every failure-looking line and its fate -- won (the
+    root cause), or demoted: survived (progress after it), logged at WARNING/INFO level, a
+    wrapper of the root cause, explained by another failure, a later success, the scheduler's
+    state or the last end report decides. --why shows them in the table view. --explain ID
+    shows one catalog entry (an entry ID, never a log), --catalog all of them.
+    """
     if window < 4096:
         raise UsageError("--window must be at least 4096 bytes")
+    _check_modes(paths or [], catalog=catalog, explain=explain, why=why, grouped=grouped)
     if catalog or explain:
         from labctl import diagnose
 
         cat = _options(lc, window, full).catalog
-        recs = [diagnose.explain(explain, cat)] if explain else diagnose.catalog_records(cat)
+        recs = [_explain(explain, cat)] if explain else diagnose.catalog_records(cat)
         return lc.emit(recs)
+    if why:
+        from dataclasses import replace
+
+        lc = replace(lc, detail=True)
     return lc.emit(
         run(
             lc,

@@ -18,6 +18,43 @@ _EVIDENCE = {
     },
     "required": ["origin", "text"],
 }
+# a candidate's `reason` (labctl/diagnose/fates.py lists where each is given)
+REASONS = (
+    "root_cause",
+    "survived", "logged", "notice", "later_success", "later_failure", "after_failure", "too_few",
+    "explained", "wrapper", "weak", "later", "earlier_event", "outranked",
+    "scheduler", "completed", "hung", "earlier_report",
+)  # fmt: skip
+_LINE = {"line": INT_OR_NULL, "line_from_end": INT_OR_NULL}
+_CANDIDATE = {
+    "type": "object",
+    "properties": {
+        "catalog_id": {"type": "string"},
+        "category": {"type": "string"},
+        "role": {"type": "string"},
+        **_LINE,
+        "count": {"type": "integer", "minimum": 1},
+        "fate": {"enum": ["won", "demoted"]},
+        "reason": {
+            "enum": list(REASONS),
+            "description": "root_cause (won); survived (progress after it), logged (at "
+            "WARNING/INFO level), notice (advice or a hypothetical), later_success, "
+            "later_failure (a later independent failure after a shell message), after_failure "
+            "(shell noise after the program failed), too_few (min_hits), explained (by `by`), "
+            "wrapper (of the root cause), weak, later (later than the root cause), "
+            "earlier_event, outranked, scheduler (its state decides), completed, hung, "
+            "earlier_report (the last end report decides)",
+        },
+        "why": {"type": "string"},
+        "by": {
+            "type": ["object", "null"],
+            "properties": {"catalog_id": STR_OR_NULL, "role": {"type": "string"}, **_LINE},
+            "description": "what decided the fate: the explaining failure, the success report, "
+            "the root cause, the scheduler's state, or (role `progress`) the last progress line",
+        },
+    },
+    "required": ["catalog_id", "role", "fate", "reason", "why"],
+}
 DIAGNOSIS_FIELDS: dict[str, Any] = {
     "source": STR_OR_NULL,
     "failed": {"type": "boolean"},
@@ -47,6 +84,13 @@ DIAGNOSIS_FIELDS: dict[str, Any] = {
         "description": "every other candidate and why it lost or was demoted (survived, "
         "logged at WARNING/INFO level, later success, explained by, wrapper, outranked)",
     },
+    "candidates": {
+        "type": "array",
+        "items": _CANDIDATE,
+        "description": "every candidate (a failure-looking line, or the scheduler's word) in log "
+        "order, and its fate: the root cause `won`, every other one `demoted`, with a reason "
+        "(--why shows them in the table view)",
+    },
     "events": {"type": "array", "items": {"type": "object"}},
     "requeued": {"type": "boolean"},
     "last_traceback": {"type": ["object", "null"]},
@@ -54,7 +98,9 @@ DIAGNOSIS_FIELDS: dict[str, Any] = {
     "window": {"type": ["object", "null"]},
     "scheduler": {"type": ["object", "null"]},
 }
-_REQUIRED = ["failed", "category", "fingerprint", "confidence", "evidence", "decided_by"]
+_REQUIRED = [
+    "failed", "category", "fingerprint", "confidence", "evidence", "decided_by", "candidates",
+]  # fmt: skip
 
 SCHEMAS: dict[str, Any] = {
     **COMMON,

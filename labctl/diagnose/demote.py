@@ -68,6 +68,18 @@ class Cand:
     count: int
 
 
+@dataclass(frozen=True)
+class Why:
+    """Why a candidate lost or was demoted: a snake_case `reason`, the sentence people read, and
+    what decided it -- `by`, a hit (the failure that explains it, the success report, the root
+    cause), or `at`, the from_end of a line that is no hit (the last forward-progress line)."""
+
+    reason: str
+    text: str
+    by: Cand | None = None
+    at: int | None = None
+
+
 @dataclass
 class Context:
     """What a log says besides its failure-looking lines."""
@@ -75,6 +87,12 @@ class Context:
     progress_from_end: int | None = None  # the last forward-progress line
     ends_in_traceback: bool = False  # the log stops inside a traceback (no exception line)
     last_traceback: tuple[int, bool] | None = None  # (from_end, written at WARNING/INFO level)
+    lines: int | None = None  # lines in the log, when the scan covered it from its first byte
+
+    def where(self, from_end: int) -> str:
+        if self.lines is None:
+            return f"line -{from_end} from end"
+        return f"line {self.lines - from_end + 1}"
 
 
 @dataclass
@@ -83,7 +101,7 @@ class Ranked:
     root: Cand | None
     confidence: float
     unknown: bool = False
-    also: list[tuple[Cand, str]] = field(default_factory=list)
+    also: list[tuple[Cand, Why]] = field(default_factory=list)
     events: list[Cand] = field(default_factory=list)
     root_exc: str | None = None  # exception type from the same event when the root line has none
     why: str = ""  # why the root won (or why the log counts as healthy / unknown)
@@ -123,7 +141,7 @@ def end_reports(cat: Catalog, cands: Sequence[Cand]) -> tuple[list[Cand], list[C
     return [], mapped or [last]
 
 
-def independent_later(cat: Catalog, c: Cand, fatal: Sequence[Cand]) -> str | None:
+def independent_later(cat: Catalog, c: Cand, fatal: Sequence[Cand]) -> Why | None:
     """For a `survivable` candidate (a shell or conda message the job script carries on
     after): the later fatal failure of another entry that it does not explain."""
     later = [
@@ -137,10 +155,11 @@ def independent_later(cat: Catalog, c: Cand, fatal: Sequence[Cand]) -> str | Non
     if not later:
         return None
     d = max(later, key=lambda d: d.hit.from_end)
-    return f"a later independent failure: {d.entry.id} ({pos(d)}); the script carried on"
+    text = f"a later independent failure: {d.entry.id} ({pos(d)}); the script carried on"
+    return Why("later_failure", text, by=d)
 
 
-def after_failure(cat: Catalog, c: Cand, fatal: Sequence[Cand], gap: int) -> str | None:
+def after_failure(cat: Catalog, c: Cand, fatal: Sequence[Cand], gap: int) -> Why | None:
     """For a `survivable` candidate (a shell message): the program's failure printed before it
     (within `gap` lines). A shell line after a traceback is the job script carrying on -- a
     `deactivate`, a `cp` of results that do not exist -- never the cause of what came before."""
@@ -155,29 +174,35 @@ def after_failure(cat: Catalog, c: Cand, fatal: Sequence[Cand], gap: int) -> str
     if not earlier:
         return None
     d = min(earlier, key=lambda d: d.hit.from_end)
-    return f"after the program failed ({d.entry.id}, {pos(d)}): the script carried on"
+    text = f"after the program failed ({d.entry.id}, {pos(d)}): the script carried on"
+    return Why("after_failure", text, by=d)
 
 
 def _int(text: str | None) -> int | None:
     return int(text) if text is not None and text.lstrip("-").isdigit() else None
 
 
-def why_not(cat: Catalog, c: Cand, successes: list[Cand], ctx: Context) -> str | None:
+def why_not(cat: Catalog, c: Cand, successes: list[Cand], ctx: Context) -> Why | None:
     """Why candidate `c` cannot be the root cause, or None."""
     h = c.hit
     if h.synthetic == "scheduler":
         return None
     if h.notice and c.entry.role in ("fatal", "weak") and not c.entry.logged:
-        return "an informational notice (advice or a hypothetical), not a report of a failure"
+        text = "an informational notice (advice or a hypothetical), not a report of a failure"
+        return Why("notice", text)
     if cat.terminal[c.idx]:
         return None  # end-of-job markers hold whatever level they are logged at
     if h.quiet and c.entry.role in ("fatal", "weak") and not c.entry.logged:
-        return "logged at WARNING/INFO level: reported, not raised"
+        return Why("logged", "logged at WARNING/INFO level: reported, not raised")
     after = [s for s in successes if s.hit.from_end < h.from_end]
     if after:
         s = min(after, key=lambda s: s.hit.from_end)
-        return f"later success: {s.hit.text.strip()[:80]!r} ({pos(s)})"
+        return Why("later_success", f"later success: {s.hit.text.strip()[:80]!r} ({pos(s)})", by=s)
     p = ctx.progress_from_end
     if p is not None and h.from_end - p >= (1 if c.entry.survivable else SURVIVE_LINES):
-        return f"survived: the job kept making progress {h.from_end - p} lines later"
+        text = (
+            f"survived: the job kept making progress {h.from_end - p} lines later "
+            f"(the last progress at {ctx.where(p)})"
+        )
+        return Why("survived", text, at=p)
     return None

@@ -4,7 +4,7 @@ final failure cluster, the earliest unexplained hit of it as the root cause."""
 from __future__ import annotations
 
 from labctl.diagnose.catalog import Catalog
-from labctl.diagnose.demote import Cand, Ranked, pos
+from labctl.diagnose.demote import Cand, Ranked, Why, pos
 
 CLUSTER_GAP = 2000
 MESSAGE_LINES = 3
@@ -14,12 +14,15 @@ def reported(cat: Catalog, c: Cand) -> bool:
     return c.entry.role == "exit" or cat.entries[c.hit.entry].role == "exit"
 
 
-def lesser(c: Cand, default: str) -> str:
+def lesser(c: Cand, default: str, root: Cand) -> Why:
+    """Why a wrapper, weak or end-report candidate lost to `root`."""
     if c.entry.role == "wrapper":
-        return "wrapper: a report of another process's failure"
+        text = "wrapper: a report of another process's failure"
+        return Why("wrapper", f"{text} (the root cause: {root.entry.id}, {pos(root)})", by=root)
     if c.entry.role == "weak":
-        return "weak evidence (a kill signal is not proof of its cause)"
-    return default
+        text = "weak evidence (a kill signal is not proof of its cause)"
+        return Why("weak", f"{text}; the root cause: {root.entry.id} ({pos(root)})", by=root)
+    return Why("outranked", f"{default} ({root.entry.id}, {pos(root)})", by=root)
 
 
 def _edge(cat: Catalog, d: int, c: int) -> int:
@@ -63,7 +66,7 @@ def rank_fatal(
             break
         cluster.append(c)
     root, exc = _root(cluster, cands)
-    also: dict[int, tuple[Cand, str]] = {}
+    also: dict[int, tuple[Cand, Why]] = {}
     for c in sorted(cands, key=lambda c: -c.hit.from_end):
         if c.idx != root.idx and c.idx not in also:
             also[c.idx] = (c, _why_lower(c, root, cluster, explained))
@@ -131,12 +134,13 @@ def _root(cluster: list[Cand], cands: list[Cand]) -> tuple[Cand, str | None]:
 
 def _why_lower(
     c: Cand, root: Cand, cluster: list[Cand], explained: dict[int, tuple[Cand, Cand]]
-) -> str:
+) -> Why:
     if id(c) in explained:
         d = explained[id(c)][1]
-        return f"explained by {d.entry.id} ({pos(d)})"
+        return Why("explained", f"explained by {d.entry.id} ({pos(d)})", by=d)
     if c.entry.role != "fatal":
-        return lesser(c, "outranked")
+        return lesser(c, "outranked by the root cause", root)
     if any(c is x for x in cluster):
-        return f"later than the root cause ({pos(c)} vs {pos(root)})"
-    return "earlier event; the job kept running long after it (not fatal)"
+        return Why("later", f"later than the root cause ({pos(c)} vs {pos(root)})", by=root)
+    text = "earlier event; the job kept running long after it (not fatal)"
+    return Why("earlier_event", f"{text}; it ended with {root.entry.id} ({pos(root)})", by=root)

@@ -38,6 +38,7 @@ from labctl.diagnose.demote import (
     Cand,
     Context,
     Ranked,
+    Why,
     after_failure,
     end_reports,
     independent_later,
@@ -62,19 +63,20 @@ def rank(
 ) -> Ranked:
     ctx = ctx or Context(last_traceback=(1, False) if saw_traceback else None)
     cands: list[Cand] = []
-    short: list[tuple[Cand, str]] = []
+    short: list[tuple[Cand, Why]] = []
     for i, hs in hits.items():
         e = cat.entries[i]
         for h in hs:
             c = Cand(h, i, e, counts.get(i, len(hs)))
             if c.count < e.min_hits:
-                short.append((c, f"seen {c.count} time(s); needs {e.min_hits}"))
+                short.append((c, Why("too_few", f"seen {c.count} time(s); needs {e.min_hits}")))
                 break
             cands.append(c)
     for code in sched.codes if sched else []:
         for i in cat.exit_map.get(code, []):
             cands.append(_synthetic(cat, i, f"exit code {code}"))
     events = [c for c in cands if c.entry.role == "event"]
+    exits = [c for c in cands if c.entry.role == "exit"]
     successes, reported = end_reports(cat, cands)
     successes += [c for c in cands if c.entry.role == "success"]
     cands = [c for c in cands if c.entry.role not in ("event", "success", "exit")] + reported
@@ -85,7 +87,21 @@ def rank(
     out = _decide(cat, cands, successes, sched=sched, complete=complete, gap=cluster_gap, ctx=ctx)
     out.events = _first_per_entry(events)
     out.also.extend(short)
+    out.also.extend(_earlier_reports(exits, out))
     return out
+
+
+def _earlier_reports(exits: list[Cand], out: Ranked) -> list[tuple[Cand, Why]]:
+    """End reports before the last one (an attempt the log does not end with): the last decides."""
+    if len(exits) < 2:
+        return []
+    last = min(exits, key=lambda c: c.hit.from_end)
+    seen = {c.idx for c, _ in out.also}  # one per entry, as in `also`; the root is another hit
+    why = Why("earlier_report", f"an earlier end report; the last one decides ({pos(last)})", last)
+    return [
+        (c, why)
+        for c in _first_per_entry([c for c in exits if c is not last and c.idx not in seen])
+    ]
 
 
 def _synthetic(cat: Catalog, j: int, text: str) -> Cand:
@@ -107,7 +123,8 @@ def _by_scheduler(cat: Catalog, cands: list[Cand], sched: JobState | None) -> Ra
         text = f"no output for {int(sched.log_age)} s (threshold {int(sched.hung_after)} s)"
         root = _synthetic(cat, j, text)
         why = "the job is still running; hung is decided from the log's age"
-        return Ranked("hung", root, 0.8, also=[(c, why) for c in _first_per_entry(cands)], why=why)
+        also = [(c, Why("hung", why, by=root)) for c in _first_per_entry(cands)]
+        return Ranked("hung", root, 0.8, also=also, why=why)
     word = sched.word if sched else None
     if word and word in cat.state_map and cat.entries[cat.state_map[word]].role != "event":
         j = cat.state_map[word]
@@ -118,11 +135,12 @@ def _by_scheduler(cat: Catalog, cands: list[Cand], sched: JobState | None) -> Ra
         text = f"scheduler state {(sched.state if sched else None) or word}"
         root = own[0] if own else _synthetic(cat, j, text)
         why = f"scheduler state {word} is authoritative"
-        also = [(c, why) for c in _first_per_entry(cands) if c.idx != j]
+        decides = Why("scheduler", why, by=root)
+        also = [(c, decides) for c in _first_per_entry(cands) if c.idx != j]
         return Ranked("scheduler", root, 0.95 if agree else 0.9, also=also, why=why)
     if word == "COMPLETED" and not (sched and sched.failed):
         why = "the scheduler says the job completed successfully"
-        also = [(c, why) for c in _first_per_entry(cands)]
+        also = [(c, Why("completed", why)) for c in _first_per_entry(cands)]
         return Ranked("scheduler", None, 0.9, also=also, why=why)
     return None
 
@@ -155,9 +173,9 @@ def _decide(
 
 def _demoted(
     cat: Catalog, cands: list[Cand], successes: list[Cand], ctx: Context, gap: int
-) -> dict[int, str]:
+) -> dict[int, Why]:
     fatal = [c for c in cands if c.entry.role == "fatal"]
-    out: dict[int, str] = {}
+    out: dict[int, Why] = {}
     for c in cands:
         why = why_not(cat, c, successes, ctx)
         if why:
@@ -190,7 +208,7 @@ def _rank_live(cat: Catalog, live: list[Cand], complete: bool, gap: int) -> Rank
         if weak
         else "only a report of a failure whose cause this log does not show"
     )
-    return Ranked(by, root, conf, also=[(c, lesser(c, why)) for c in rest], why=reason)
+    return Ranked(by, root, conf, also=[(c, lesser(c, why, root)) for c in rest], why=reason)
 
 
 def _quiet(successes: list[Cand], sched: JobState | None, complete: bool, ctx: Context) -> Ranked:

@@ -15,6 +15,7 @@ from typing import Any
 
 from labctl.diagnose.catalog import Catalog, Entry
 from labctl.diagnose.demote import Context
+from labctl.diagnose.fates import also_matched, candidates, loc
 from labctl.diagnose.fingerprint import exception_type, fingerprint, undouble
 from labctl.diagnose.hits import CatalogHit, RegionScan, Traceback
 from labctl.diagnose.jobstate import JobState
@@ -62,15 +63,17 @@ class Findings:
         for hs in self.hits.values():
             for h in hs:
                 h.line = self.lines - h.from_end + 1 if complete else None
-        return rank(cat, self.hits, self.counts, sched, complete=complete, ctx=self.context())
+        ctx = self.context(complete)
+        return rank(cat, self.hits, self.counts, sched, complete=complete, ctx=ctx)
 
-    def context(self) -> Context:
+    def context(self, complete: bool = False) -> Context:
         last = min(self.tbs, key=lambda t: t[0]) if self.tbs else None
         cut = last is not None and last[1].exc_rel is None and last[0] <= TB_END
         return Context(
             progress_from_end=self.progress,
             ends_in_traceback=cut or _ends_in_frames(self.tail),
             last_traceback=(last[0], last[1].quiet) if last else None,
+            lines=self.lines if complete else None,
         )
 
 
@@ -97,12 +100,6 @@ def _action(cat: Catalog, action: Mapping[str, Any], groups: Mapping[str, str]) 
     return out
 
 
-def _loc(h: CatalogHit, complete: bool) -> dict[str, Any]:
-    if h.synthetic == "scheduler":
-        return {"line": None, "line_from_end": None}
-    return {"line": h.line if complete else None, "line_from_end": h.from_end}
-
-
 def _item(
     origin: str,
     from_end: int | None,
@@ -123,7 +120,7 @@ def _item(
 
 def _evidence(h: CatalogHit, complete: bool, red: Redactor) -> dict[str, Any]:
     origin = h.synthetic or "log"
-    item: dict[str, Any] = {"origin": origin, **_loc(h, complete), "text": red.text(h.text)}
+    item: dict[str, Any] = {"origin": origin, **loc(h, complete), "text": red.text(h.text)}
     item["before"] = [red.text(t) for t in h.before]
     item["after"] = [red.text(t) for t in h.after]
     return item
@@ -203,21 +200,6 @@ _ENTRY_FIELDS = (
 )  # fmt: skip
 
 
-def _also(r: Ranked, complete: bool, red: Redactor) -> list[dict[str, Any]]:
-    return [
-        {
-            "catalog_id": c.entry.id,
-            "category": c.entry.category,
-            "role": c.entry.role,
-            **_loc(c.hit, complete),
-            "count": c.count,
-            "text": red.text(c.hit.text),
-            "why": why,
-        }
-        for c, why in r.also
-    ]
-
-
 def _last_traceback(acc: Findings) -> tuple[int, Traceback] | None:
     return min(acc.tbs, key=lambda t: t[0]) if acc.tbs else None
 
@@ -241,7 +223,7 @@ def build(
     if r.decided_by == "scheduler" and js is not None and root_in_log:
         evidence.append(_item("scheduler", None, f"scheduler state {js.state}"))
     events = [
-        {"catalog_id": c.entry.id, **_loc(c.hit, complete), "text": red.text(c.hit.text)}
+        {"catalog_id": c.entry.id, **loc(c.hit, complete), "text": red.text(c.hit.text)}
         for c in r.events
     ]
     return {
@@ -252,7 +234,8 @@ def build(
         "decided_by": r.decided_by,
         "why": r.why,
         "evidence": evidence,
-        "also_matched": _also(r, complete, red),
+        "also_matched": also_matched(r, complete, red),
+        "candidates": candidates(r, acc.lines, complete),
         "events": events,
         "requeued": any(c.entry.category == "requeue" for c in r.events),
         "last_traceback": _tb_record(_last_traceback(acc), red),

@@ -1,4 +1,10 @@
-"""Table views of diagnose's records: diagnoses, fingerprint groups, catalog entries."""
+"""Table views of diagnose's records: diagnoses, fingerprint groups, catalog entries.
+
+With `labctl diagnose --why` (the context's `detail`), each diagnosis is followed by its
+candidates: every failure-looking line, in log order, and its fate -- `won` (the root cause)
+or `demoted` with the reason (survived, logged at WARNING, wrapper of X, explained by Y, later
+success, the scheduler decides, ...).
+"""
 
 from __future__ import annotations
 
@@ -53,43 +59,42 @@ def render_diagnoses(records: list[dict[str, Any]], console: Console, ctx: Conte
         ["log", "root cause", "retry", "conf.", "evidence", "fix"],
         rows,
     )
+    if ctx.detail:
+        render_why([(str(d.get("source") or "-"), d) for d in records], console)
 
 
-def render_groups(records: list[dict[str, Any]], console: Console, ctx: Context) -> None:
-    rows = [
-        [
-            (str(g.get("count")), "bold"),
-            (cell(g.get("category")), ""),
-            (cell(g.get("title")), ""),
-            (cell(g.get("fingerprint")), ""),
-            (cell(g.get("example"), 80), ""),
-            (cell(", ".join(map(str, (g.get("jobs") or g.get("sources") or [])[:5])), 80), ""),
-        ]
-        for g in records
-    ]
-    _rows(
-        console,
-        f"failure fingerprints ({len(records)})",
-        ["count", "category", "title", "fingerprint", "example", "seen in"],
-        rows,
-    )
+def _where(c: dict[str, Any]) -> str:
+    if c.get("line") is not None:
+        return str(c["line"])
+    if c.get("line_from_end") is not None:
+        return f"-{c['line_from_end']} from end"
+    return "scheduler"
 
 
-def render_catalog(records: list[dict[str, Any]], console: Console, ctx: Context) -> None:
-    rows = [
-        [
-            (cell(e.get("id")), "bold"),
-            (cell(e.get("category")), ""),
-            (cell(e.get("severity")), ""),
-            ("yes" if e.get("retryable") else "no", ""),
-            (cell(e.get("title"), 60), ""),
-            (cell(e.get("fix"), 100), ""),
-        ]
-        for e in records
-    ]
-    _rows(
-        console,
-        f"failure catalog ({len(records)})",
-        ["id", "category", "severity", "retryable", "title", "fix"],
-        rows,
-    )
+def render_why(items: list[tuple[str, dict[str, Any]]], console: Console) -> None:
+    """One table per diagnosis: its candidates (a diagnosis record's `candidates`) and fates;
+    a diagnosis no candidate won (healthy, unknown) ends with a `verdict` row saying why."""
+    from rich.text import Text
+
+    for label, d in items:
+        verdict = str(d.get("category")) + (f" ({d['catalog_id']})" if d.get("catalog_id") else "")
+        rows = []
+        for c in d.get("candidates") or []:
+            won = c.get("fate") == "won"
+            rows.append(
+                [
+                    (_where(c), ""),
+                    (cell(c.get("catalog_id")), "bold" if won else ""),
+                    (cell(c.get("role")), ""),
+                    ("✓ won" if won else "demoted", "bold" if won else ""),
+                    (cell(c.get("why"), 160), ""),
+                ]
+            )
+        if not any(c.get("fate") == "won" for c in d.get("candidates") or []):
+            why = cell(d.get("why"), 160)
+            rows.append([("—", ""), (cell(d.get("category")), "bold"), ("—", "")])
+            rows[-1] += [("verdict", "bold"), (why, "")]
+        # the heading on a line of its own: a log's path is often wider than its table
+        heading = f"why: {cell(label, 160)} → {cell(verdict)}"
+        console.print(Text(heading, style="bold" if console.is_terminal else ""))
+        _rows(console, "", ["line", "candidate", "role", "fate", "why"], rows)

@@ -16,6 +16,7 @@ from labctl.render.buckets import (
     rules_from_config,
     thresholds_from_config,
 )
+from labctl.render.diagnoses import render_why
 from labctl.render.rlhealth import label as rl_label
 from labctl.render.rlhealth import reason as rl_reason
 from labctl.render.tables import cell, new_table
@@ -112,6 +113,13 @@ def render(records: list[dict[str, Any]], console: Console, ctx: Context) -> Non
     for bucket in BUCKETS:
         if groups[bucket]:
             console.print(_table(bucket, groups[bucket], console, now, limits))
+    if ctx.detail:  # diagnose --why: each diagnosed job's candidates and their fates
+        diagnosed = [
+            (f"{r.get('cluster')} {r.get('job_id')}", r["diagnosis"])
+            for r in records
+            if isinstance(r.get("diagnosis"), dict)
+        ]
+        render_why(diagnosed, console)
 
 
 def _table(
