@@ -265,6 +265,79 @@ def test_interleaved_ranks_keep_the_category() -> None:
     assert diagnose_text(STEPS + two)["category"] == "cuda_oom"
 
 
+# NCCL's heartbeat monitor (github.com/huggingface/transformers/issues/30399): it times out,
+# dumps the stacks of every thread ("dumping debug info"), then kills its own process -- a
+# glog FATAL, an abort, the launcher's report -- or the scheduler kills the job first.
+TRAINING = "".join(
+    f"{{'loss': {1.5 - i / 1000:.4f}, 'grad_norm': 0.8, 'epoch': {i / 100:.2f}}}\n"
+    for i in range(50)
+)
+MONITOR = (
+    "[3]:E0423 02:10:44.182842  8355 ProcessGroupNCCL.cpp:1329] [PG 0 (default_pg) Rank 3] "
+    "Heartbeat monitor timed out! Process will be terminated after dumping debug info. "
+    "workMetaList_.size()=0\n"
+    "[3]:I0423 02:10:44.182893  8355 ThreadStackTrace.cpp:149] Successfully installed signal "
+    "handler with 39 signo.\n[3]:I0423 02:10:44.182879  8355 ProcessGroupNCCL.cpp:1333] Dumping "
+    "c++ stacktraces: Stack trace for 186 thread(s) [10924 pt_main_thread, 10925 pt_main_thread]\n"
+    + "".join(f"[3]:    @     0x7f2382eac{i:03x}       1072  c10d::ProcessGroupNCCL::"
+              "heartbeatMonitor()\n" for i in range(40))
+)  # fmt: skip
+ABORT = (
+    "[3]:F0423 02:20:44.183112  8355 ProcessGroupNCCL.cpp:1185] [PG 0 (default_pg) Rank 3] "
+    "[PG 0 (default_pg) Rank 3] ProcessGroupNCCL's watchdog got stuck for 600 seconds without "
+    "making progress in monitoring enqueued collectives.\n[3]:*** Check failure stack trace: ***\n"
+    "[3]:    @     0x7f2382eacb4c  google::LogMessage::Fail()\n"
+    "[3]:*** SIGABRT received at time=1713838844 on cpu 3 ***\n[3]:Fatal Python error: Aborted\n"
+)
+LAUNCHER = (
+    "E0423 02:20:50.000000 140 torch/distributed/elastic/multiprocessing/api.py:826] failed "
+    "(exitcode: -6) local_rank: 3 (pid: 10924) of binary: /usr/bin/python\n"
+    + TB
+    + "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n  exitcode  : -6 "
+    "(pid: 10924)\n  traceback : Signal 6 (SIGABRT) received by PID 10924\n"
+)
+NCCL_KILLS = [
+    ("its own abort", ABORT),
+    ("abort and launcher", ABORT + LAUNCHER),
+    ("srun's abort report", "srun: error: gpu-a1: task 3: Aborted (core dumped)"),
+    ("a shell's abort report", "/var/spool/slurmd/job9/slurm_script: line 12: 10924 Aborted "
+     "(core dumped) python train.py"),
+    ("scancel of the step", "slurmstepd: error: *** STEP 4711.0 ON gpu-a1 CANCELLED AT "
+     "2024-04-23T02:21:00 ***\nsrun: error: gpu-a1: task 0: Exited with exit code 1"),
+    ("time limit", "slurmstepd: error: *** JOB 4711 ON gpu-a1 CANCELLED AT 2024-04-23T02:21:00 "
+     "DUE TO TIME LIMIT ***"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("what", "kill"), NCCL_KILLS, ids=[k[0] for k in NCCL_KILLS])
+def test_nccl_dumping_debug_info_before_the_kill_is_still_an_nccl_timeout(
+    what: str, kill: str
+) -> None:
+    d = diagnose_text(TRAINING + MONITOR + kill + "\n")
+    assert d["category"] == "nccl_timeout", (what, d["catalog_id"], d["why"])
+    assert "Heartbeat monitor timed out" in d["evidence"][0]["text"]
+    assert d["evidence"][0]["line"] == TRAINING.count("\n") + 1
+
+
+def test_an_abort_is_how_a_failure_ends_not_a_failure_of_its_own() -> None:
+    """SIGABRT ends a process after its cause was printed; SIGSEGV is a fault of its own."""
+    alone = diagnose_text(TRAINING + "Aborted (core dumped)\n")
+    assert (alone["category"], alone["catalog_id"]) == ("segfault", "native_abort")
+    assert alone["action"]["name"] == "PYTHONFAULTHANDLER"
+    watchdog = MONITOR.splitlines()[0] + "\n"
+    segv = diagnose_text(TRAINING + watchdog + "Segmentation fault (core dumped)\n")
+    assert segv["category"] == "segfault"  # a crashed rank still explains the others' timeouts
+
+
+def test_a_slurm_step_id_is_not_a_training_step() -> None:
+    """ "*** STEP 4711.0 ON ... CANCELLED" names a job step: the job did not move on."""
+    cancel = "slurmstepd: error: *** STEP 4711.0 ON gpu-a1 CANCELLED AT 2024-04-23T02:21:00 ***\n"
+    d = diagnose_text(TRAINING + TB + OOM + "teardown\n" * 40 + cancel)
+    assert d["category"] == "cuda_oom", d["candidates"]
+    moved = "step 7 | loss 0.1\nstep 8 | loss 0.1\n"
+    assert diagnose_text(TRAINING + TB + OOM + "teardown\n" * 40 + moved)["failed"] is False
+
+
 # -- 4. context names the culprit ---------------------------------------------------------------
 
 HUB_FRAME = (
