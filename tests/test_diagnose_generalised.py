@@ -243,6 +243,63 @@ def test_the_last_end_report_decides() -> None:
     assert again["category"] == "code_error"
 
 
+# A TPUEstimator that froze after a worker was lost (the shape of the log in
+# github.com/megagonlabs/t5-japanese/issues/1): steps, the ShutdownHook's "lame workers found",
+# its checkpoint save, then nothing until the job is killed.
+TF_STEPS = "".join(
+    f"I0902 03:{i // 60:02d}:{i % 60:02d}.516501 140070334211904 basic_session_run_hooks.py:260] "
+    f"loss = {1.2 - i / 1000:.4f}, step = {488000 + 100 * i} (45.410 sec)\n"
+    for i in range(60)
+)
+LAME = (
+    "INFO:tensorflow:ShutdownHook: lame workers found: HeartbeatManager(/job:worker/replica:0/"
+    "task:0/device:CPU:0)\nI0902 03:34:21.925864 140070334211904 session_support.py:391] "
+    "ShutdownHook: lame workers found: HeartbeatManager(/job:worker/replica:0/task:0/device:CPU:0)"
+    "\nINFO:tensorflow:ShutdownHook: saving checkpoint to gs://bucket/t5/model.ckpt\n"
+)
+KILLS = [
+    ("SLURM time limit", "slurmstepd: error: *** JOB 9 ON tpu1 CANCELLED AT 2021-09-02T15:34:21 "
+     "DUE TO TIME LIMIT ***", "slurm_time_limit"),
+    ("SLURM scancel", "slurmstepd: error: *** JOB 9 ON tpu1 CANCELLED AT 2021-09-02T09:10:00 ***",
+     "cancelled"),
+    ("LSF run limit", "TERM_RUNLIMIT: job killed after reaching LSF run time limit.\n"
+     "Exited with exit code 140.", "slurm_time_limit"),
+    ("PBS walltime", "=>> PBS: job killed: walltime 86430 exceeded limit 86400",
+     "slurm_time_limit"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("what", "kill", "entry"), KILLS, ids=[k[0] for k in KILLS])
+def test_an_estimator_that_froze_after_a_worker_disappeared(
+    what: str, kill: str, entry: str
+) -> None:
+    d = diagnose_text(CONDA + TF_STEPS + LAME + kill + "\n")
+    assert (d["category"], d["catalog_id"]) == ("hung_no_output", "tpu_worker_lost_hang"), what
+    assert "lame workers found" in d["evidence"][0]["text"] and d["retryable"] is True
+    fate = {c["catalog_id"]: c for c in d["candidates"]}
+    assert fate[entry]["reason"] == "explained", fate[entry]
+    assert fate[entry]["by"]["catalog_id"] == "tpu_worker_lost_hang"
+    # the kill alone is what it always was
+    assert diagnose_text(TF_STEPS + kill + "\n")["catalog_id"] == entry
+
+
+def test_a_lost_worker_is_a_freeze_only_when_nothing_moved_until_the_kill() -> None:
+    limit = KILLS[0][1] + "\n"
+    # the log ends with the loss (a preempted TPU): preemption, as before
+    alone = diagnose_text(TF_STEPS + LAME)
+    assert alone["catalog_id"] == "preemption"
+    # the trainer carried on for long after the loss: whatever the end, no freeze
+    moved = diagnose_text(TF_STEPS + LAME + TF_STEPS.replace("step = 4", "step = 9") + limit)
+    assert moved["catalog_id"] != "tpu_worker_lost_hang"
+    # killed first, the workers lost as the job shut down: the time limit
+    first = diagnose_text(TF_STEPS + limit + LAME)
+    assert first["catalog_id"] == "slurm_time_limit"
+    # a preemption banner names the preemption
+    banner = KILLS[0][1].replace("TIME LIMIT", "PREEMPTION") + "\n"
+    assert diagnose_text(TF_STEPS + LAME + banner)["category"] == "preemption"
+    assert diagnose_text(TF_STEPS + limit)["category"] == "slurm_time_limit"
+
+
 # -- 3. many ranks at once --------------------------------------------------------------------
 
 
