@@ -168,6 +168,16 @@ def _healthy_mods(scenario: str, n: int, r: random.Random) -> Callable[[Step, in
     return table.get(scenario, lambda s, i: None)
 
 
+def with_is_log_ratio(trace: Trace) -> Trace:
+    """The trace as verl logs it with rollout correction on: `rollout_corr/log_ppl_diff` too,
+    the signed mean log-ratio of the trainer's to the rollout engine's token probabilities.
+    For small differences K3 KL ~ log-ratio^2 / 2, so its size follows the mismatch the
+    scenario models (no random draw: every other number of the trace stays as it was)."""
+    for s in trace.steps:
+        s["is_log_ratio"] = math.sqrt(2 * s["mismatch"])
+    return trace
+
+
 def make(scenario: str, framework: str, seed: int, steps: int | None = None) -> Trace:
     r = random.Random(f"{scenario}/{framework}/{seed}")
     n = steps or r.randint(60, 160)
@@ -202,7 +212,7 @@ VERL = {"entropy": "actor/entropy", "grad_norm": "actor/grad_norm", "loss": "act
         "kl": "actor/kl_loss", "mismatch": "rollout_corr/k3_kl", "reward": "critic/score/mean",
         "resp_len": "response_length/mean", "resp_len_max": "response_length/max",
         "clip_ratio": "response_length/clip_ratio", "step_time": "timing_s/step",
-        "lr": "actor/lr"}
+        "lr": "actor/lr", "is_log_ratio": "rollout_corr/log_ppl_diff"}
 TRL = {"loss": "loss", "grad_norm": "grad_norm", "lr": "learning_rate",
        "resp_len": "completions/mean_length", "resp_len_max": "completions/max_length",
        "clip_ratio": "completions/clipped_ratio", "reward": "reward", "reward_std": "reward_std",
@@ -226,7 +236,7 @@ def write_verl(steps: list[Step], r: random.Random) -> str:
              "val-core/openai/gsm8k/reward/mean@1:0.212"]  # fmt: skip
     for i, s in enumerate(steps, start=1):
         parts = [f"global_seqlen/mean:{s['resp_len'] * 512:.1f}"]
-        parts += [f"{VERL[k]}:{_v(s[k])}" for k in VERL]
+        parts += [f"{VERL[k]}:{_v(s[k])}" for k in VERL if k in s]
         adv = 0.0 if s.get("zero_std_frac", 0) >= 0.999 else 2.5
         parts += [f"critic/advantages/max:{adv:.3f}", f"critic/advantages/min:{-adv:.3f}"]
         parts.append(f"perf/throughput:{s['resp_len'] * 512 / s['step_time']:.1f}")
