@@ -9,7 +9,8 @@ root cause -- when:
   job is preempted") on a line that names no exception type and carries no error level;
 - a success report comes after it (`later success`): LSF "Successfully completed.", PBS
   "Exit Status: 0", a trainer's "training completed" -- the attempt the log ends with worked;
-- it is `survivable` (a shell or conda message the script carries on after) and a fatal
+- it is `survivable` (a shell or conda message the script carries on after, a launch that
+  failed before it ran anything, a DataLoader worker's own crash report) and a fatal
   failure of another entry that it does not explain comes later (`a later independent
   failure`), or the program's own failure came just before it (`after the program failed`:
   shell noise after a traceback never outranks it);
@@ -36,6 +37,7 @@ from labctl.diagnose.catalog import Catalog, Entry
 from labctl.diagnose.hits import CatalogHit
 
 SURVIVE_LINES = 30
+QUIET = "logged at WARNING/INFO level: reported, not raised"
 # strsignal(3) descriptions (Linux), as shells and LSF print them for a killed job
 SIGNAL_NAMES = {
     "hangup": 1,
@@ -87,6 +89,7 @@ class Context:
     progress_from_end: int | None = None  # the last forward-progress line
     ends_in_traceback: bool = False  # the log stops inside a traceback (no exception line)
     last_traceback: tuple[int, bool] | None = None  # (from_end, written at WARNING/INFO level)
+    last_exception: int | None = None  # from_end of the last traceback's exception line
     lines: int | None = None  # lines in the log, when the scan covered it from its first byte
 
     def where(self, from_end: int) -> str:
@@ -193,7 +196,7 @@ def why_not(cat: Catalog, c: Cand, successes: list[Cand], ctx: Context) -> Why |
     if cat.terminal[c.idx]:
         return None  # end-of-job markers hold whatever level they are logged at
     if h.quiet and c.entry.role in ("fatal", "weak") and not c.entry.logged:
-        return Why("logged", "logged at WARNING/INFO level: reported, not raised")
+        return Why("logged", QUIET)
     after = [s for s in successes if s.hit.from_end < h.from_end]
     if after:
         s = min(after, key=lambda s: s.hit.from_end)

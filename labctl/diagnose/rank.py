@@ -10,9 +10,11 @@ Rules, in order:
    exitCode; `exit` entries) counts the same way; a report of 0 is a success marker.
 3. Demotion (demote.py): a candidate written at WARNING/INFO level, followed by a success
    marker, followed by forward progress (SURVIVE_LINES or more lines later), or -- for a
-   `survivable` shell/conda message -- followed by an independent failure, was survived and
-   is never the root cause (end-of-job markers are exempt). Demoted candidates are listed in
-   `also` with the reason.
+   `survivable` message (shell/conda noise, a launch that failed before it ran anything, a
+   DataLoader worker's own crash report) -- followed by any progress or an independent
+   failure, was survived and is never the root cause (end-of-job markers are exempt). Demoted
+   candidates are listed in `also` with the reason; a traceback whose exception line is one
+   of them was survived too.
 4. Fatal hits (fatal.py): a hit is *explained* when another fatal entry lists it in
    `explains` (any order) or in `explains_later` and has a hit before it. Among the
    unexplained hits, the *final failure cluster* is the latest hit plus every earlier one
@@ -21,7 +23,11 @@ Rules, in order:
 5. No fatal hit: weak evidence (bare `Killed`, exit 137) → its entry, low confidence; else
    only wrappers/end reports (ChildFailedError, SIGTERM cascades, "Exited with exit code 1")
    → the latest one, lowest confidence.
-6. Nothing: `unknown` when the scheduler says the job failed (poll's verdict failed/timeout/
+6. A failure logged at WARNING/INFO level just before (LOGGED_CAUSE_LINES) an uncaught traceback
+   that no entry names is that traceback's cause: a library logs the status it is about to
+   raise (TensorFlow's `W ... OP_REQUIRES failed at save_restore_v2_ops.cc: Permission denied`
+   before the op's traceback), and an excerpt or a crash may cut the exception line off.
+7. Nothing: `unknown` when the scheduler says the job failed (poll's verdict failed/timeout/
    out_of_memory/node_fail, a non-zero exit code: a quiet log never overrules it), or the log
    stops inside a traceback, or ends with one it did not survive; healthy after a success
    marker or when nothing failed.
@@ -48,6 +54,8 @@ from labctl.diagnose.demote import (
 from labctl.diagnose.fatal import CLUSTER_GAP, lesser, rank_fatal, reported
 from labctl.diagnose.hits import CatalogHit
 from labctl.diagnose.jobstate import JobState
+
+LOGGED_CAUSE_LINES = 3  # a logged failure this close above an uncaught traceback names it
 
 
 def rank(
@@ -162,7 +170,9 @@ def _decide(
     live = [c for c in cands if id(c) not in demoted]
     out = _rank_live(cat, live, complete, gap)
     if out is None:
-        out = _quiet(successes, sched, complete, ctx)
+        out = _logged_cause(cands, demoted, successes, ctx)
+    if out is None:
+        out = _quiet(successes, sched, complete, ctx, [c for c in cands if id(c) in demoted])
     seen = {c.idx for c, _ in out.also} | ({out.root.idx} if out.root else set())
     for c in sorted(cands, key=lambda c: -c.hit.from_end):
         if id(c) in demoted and c.idx not in seen:
@@ -211,7 +221,52 @@ def _rank_live(cat: Catalog, live: list[Cand], complete: bool, gap: int) -> Rank
     return Ranked(by, root, conf, also=[(c, lesser(c, why, root)) for c in rest], why=reason)
 
 
-def _quiet(successes: list[Cand], sched: JobState | None, complete: bool, ctx: Context) -> Ranked:
+def _uncaught(ctx: Context, demoted: list[Cand]) -> bool:
+    """Does the log stop inside, or end with, a traceback that the job did not survive? One
+    whose exception line an entry names and the job survived (a demoted candidate) is not."""
+    tb = ctx.last_traceback
+    survived = (
+        tb is not None
+        and ctx.progress_from_end is not None
+        and (tb[0] - ctx.progress_from_end >= SURVIVE_LINES)
+    ) or any(c.hit.from_end == ctx.last_exception for c in demoted)
+    return ctx.ends_in_traceback or (tb is not None and not tb[1] and not survived)
+
+
+def _logged_cause(
+    cands: list[Cand], demoted: dict[int, Why], successes: list[Cand], ctx: Context
+) -> Ranked | None:
+    """The failure logged at WARNING/INFO level right above an uncaught traceback that no
+    entry names (rule 6), or None."""
+    tb = ctx.last_traceback
+    gone = [c for c in cands if id(c) in demoted]
+    if tb is None or not _uncaught(ctx, gone) or any(s.hit.from_end < tb[0] for s in successes):
+        return None
+    near = [
+        c
+        for c in cands
+        if (w := demoted.get(id(c))) is not None
+        and w.reason == "logged"
+        and c.entry.role == "fatal"
+        and 0 < c.hit.from_end - tb[0] <= LOGGED_CAUSE_LINES
+    ]
+    if not near:
+        return None
+    root = min(near, key=lambda c: (c.hit.from_end, -c.entry.specificity))
+    why = (
+        f"logged at WARNING/INFO level just before an uncaught traceback that no entry names "
+        f"({pos(root)}): it names that traceback's cause"
+    )
+    return Ranked("log", root, 0.6, why=why)
+
+
+def _quiet(
+    successes: list[Cand],
+    sched: JobState | None,
+    complete: bool,
+    ctx: Context,
+    demoted: list[Cand],
+) -> Ranked:
     """No live failure line: success, unknown (a traceback it did not survive, the scheduler's
     failed verdict, a log that stops inside a traceback) or healthy."""
     if sched is not None and sched.failed:
@@ -221,12 +276,6 @@ def _quiet(successes: list[Cand], sched: JobState | None, complete: bool, ctx: C
     if successes:
         s = min(successes, key=lambda c: c.hit.from_end)
         return Ranked("log", None, 0.9, why=f"the log ends with a success report ({pos(s)})")
-    tb = ctx.last_traceback
-    survived = (
-        tb is not None
-        and ctx.progress_from_end is not None
-        and (tb[0] - ctx.progress_from_end >= SURVIVE_LINES)
-    )
-    if ctx.ends_in_traceback or (tb is not None and not tb[1] and not survived):
+    if _uncaught(ctx, demoted):
         return Ranked("log", None, 0.2, unknown=True, why="an uncaught traceback no entry names")
     return Ranked("none", None, 0.9 if complete else 0.75, why="nothing in the log failed")

@@ -73,6 +73,7 @@ class Findings:
             progress_from_end=self.progress,
             ends_in_traceback=cut or _ends_in_frames(self.tail),
             last_traceback=(last[0], last[1].quiet) if last else None,
+            last_exception=last[1].exc_rel if last else None,
             lines=self.lines if complete else None,
         )
 
