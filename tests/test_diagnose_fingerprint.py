@@ -194,8 +194,8 @@ def test_a_line_longer_than_the_evidence_cap_keeps_its_fingerprint() -> None:
 
 WORK_NCCL = (
     "[rank{r}]:[E ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective operation "
-    "timeout: WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
-    "ran for {ms} milliseconds before timing out.\n"
+    "timeout: WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn={n}, NumelOut={n}, "
+    "Timeout(ms)={t}) ran for {ms} milliseconds before timing out.\n"
 )
 
 
@@ -205,15 +205,32 @@ def _fp(text: str) -> str:
     return str(fp)
 
 
-def test_nccl_timeouts_on_different_collectives_or_sequence_numbers_are_two_failures() -> None:
+def test_nccl_timeouts_on_different_collectives_are_two_failures() -> None:
+    """The collective names the failure; the sequence number is a per-run counter and the
+    tensor size and timeout belong to the model and the launch: one ALLREDUCE timeout in two
+    runs or two projects (SeqNum 808 of a 9.8M-element bucket after 10 min, SeqNum 20879 of a
+    419M-element one after 30 min) is one failure (fingerprint v3; v2 kept SeqNum)."""
+    runs = [
+        (0, 12, 1, 600000, 600041),
+        (3, 13, 1, 600000, 600107),
+        (1, 808, 9801523, 600000, 600020),
+        (6, 20879, 419044352, 1800000, 1800055),
+    ]
     same = {
-        _fp(WORK_NCCL.format(r=r, seq=12, op="ALLREDUCE", ms=ms))
-        for r, ms in ((0, 600041), (3, 600107), (7, 601993))
+        _fp(WORK_NCCL.format(r=r, seq=seq, op="ALLREDUCE", n=n, t=t, ms=ms))
+        for r, seq, n, t, ms in runs
     }
     assert len(same) == 1
-    other_op = _fp(WORK_NCCL.format(r=0, seq=12, op="ALLGATHER", ms=600041))
-    other_seq = _fp(WORK_NCCL.format(r=0, seq=13, op="ALLREDUCE", ms=600041))
-    assert len(same | {other_op, other_seq}) == 3
+    other_op = _fp(WORK_NCCL.format(r=0, seq=12, op="ALLGATHER", n=1, t=600000, ms=600041))
+    broadcast = _fp(WORK_NCCL.format(r=0, seq=1, op="BROADCAST", n=1, t=600000, ms=600041))
+    assert len(same | {other_op, broadcast}) == 3
+
+
+def test_a_long_decimal_number_is_a_number_not_hex() -> None:
+    """A run of 8+ decimal digits (a tensor's element count, a byte count) is masked like any
+    number, so its magnitude never splits one failure in two; hex ids keep their own mask."""
+    assert normalise("NumelIn=9801523 NumelOut=419044352") == "NumelIn=<NUM> NumelOut=<NUM>"
+    assert normalise("stream 7f3a9c21e0 failed") == "stream <HEX> failed"
 
 
 def test_permission_errors_on_different_paths_are_two_failures() -> None:
@@ -288,3 +305,36 @@ def test_a_long_line_cut_at_another_place_is_the_same_failure() -> None:
         for tid, size in ((7, 32000), (151643, 151936))
     ]
     assert len(lines[0]) > 400 and len({_fp(line) for line in lines}) == 1
+
+
+TB_LOAD = 'Traceback (most recent call last):\n  File "/src/train.py", line 40, in <module>\n'
+
+
+def test_a_state_dict_size_mismatch_is_one_failure_in_every_project() -> None:
+    """Whatever the model class, the parameter and the shapes (and transformers' hint after
+    it): the checkpoint was trained with another config. A missing key is another failure."""
+    projects = [
+        "RuntimeError: Error(s) in loading state_dict for ArcFaceHead:\n\tsize mismatch for "
+        "head.kernel: copying a param with shape torch.Size([512, 93431]) from checkpoint, the "
+        "shape in current model is torch.Size([512, 10572]).\n",
+        TB_LOAD
+        + "RuntimeError: Error(s) in loading state_dict for YOLO:\n"
+        + "".join(
+            f"\tsize mismatch for model.0.{p}: copying a param with shape torch.Size([{n}]) "
+            f"from checkpoint, the shape in current model is torch.Size([64]).\n"
+            for p, n in (("conv.weight", "48, 3, 3, 3"), ("bn.weight", 48), ("bn.bias", 48))
+        ),
+        "RuntimeError: Error(s) in loading state_dict for RobertaForSequenceClassification:\n\t"
+        "size mismatch for classifier.out_proj.weight: copying a param with shape "
+        "torch.Size([5, 768]) from checkpoint, the shape in current model is torch.Size([2, "
+        "768]).\n\tYou may consider adding `ignore_mismatched_sizes=True` in the model "
+        "`from_pretrained` method.\n",
+    ]
+    ds = [diagnose_text(p) for p in projects]
+    assert {d["catalog_id"] for d in ds} == {"checkpoint_shape_mismatch"}
+    assert len({d["fingerprint"] for d in ds}) == 1
+    missing = _fp(
+        "RuntimeError: Error(s) in loading state_dict for ResNet:\n\tMissing key(s) in "
+        'state_dict: "module.fc.weight", "module.fc.bias".\n'
+    )
+    assert missing != ds[0]["fingerprint"]

@@ -1,14 +1,15 @@
 """Stable failure fingerprints (research §12).
 
-fingerprint = first 16 hex digits of sha256(`v2|category|catalog id|exception type|message`),
+fingerprint = first 16 hex digits of sha256(`v3|category|catalog id|exception type|message`),
 where the message is the root-cause line from the start of the catalog match (so per-run
 prefixes such as timestamps, ranks and merged progress-bar frames fall away), with launcher
 and logger prefixes stripped and per-run values masked by fixed, ordered rules:
 
   kept as is   errno (`[Errno 28]`, `error=2`), signal names/numbers, exit codes, HTTP status,
                Xid numbers, CUDA/NCCL status names, exception types, `sm_NN`, the module in
-               `No module named 'x'`, an NCCL collective's `OpType=` and `SeqNum=` (two
-               timeouts on different collectives or sequence numbers are two failures)
+               `No module named 'x'`, an NCCL collective's `OpType=` (two timeouts on
+               different collectives are two failures; its `SeqNum=` is a per-run counter of
+               collectives, masked: one ALLREDUCE timeout in two runs or projects is one)
   <TS>         timestamps and times of day
   <URL>        URLs
   <ID>         UUIDs
@@ -16,7 +17,8 @@ and logger prefixes stripped and per-run values masked by fixed, ordered rules:
   <PATH>/name  absolute, home-relative and multi-segment relative paths keep their last
                component (digits masked): one cause under two users' homes is one failure,
                permission errors on two different directories are two
-  <HEX>        `0x…` and runs of 8+ hex digits containing a digit
+  <HEX>        `0x…` and runs of 8+ hex digits containing a digit and a letter (a run of
+               decimal digits is a number, however long)
   <SIZE>       a size with its unit (20.00 MiB, 1.5 GiB, 4096 bytes)
   <NUM>        every other number (sizes, steps, ranks, pids, ports, durations, job ids)
 
@@ -26,8 +28,9 @@ MESSAGE_CHARS (so a long line's tail, cut where its raw length happens to fall, 
 one failure in two), and a type two ranks printed at once
 (`SyntaxErrorSyntaxError`) to one copy. PyTorch's "(when checking argument for argument x in
 method y)" suffix is dropped. An entry with `fingerprint = "entry"` (a full disk or quota) is
-identified by the entry alone. The rules are versioned (`v2`; v1 masked whole paths and NCCL
-sequence numbers): changing them means a new version, never a silent regrouping.
+identified by the entry alone. The rules are versioned (`v3`; v1 masked whole paths and NCCL
+sequence numbers, v2 kept the sequence numbers and took decimal runs of 8+ digits for hex):
+changing them means a new version, never a silent regrouping.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import hashlib
 import re
 from collections.abc import Callable
 
-VERSION = "v2"
+VERSION = "v3"
 MESSAGE_CHARS = 300  # of the normalised message: where a long line is cut is no difference
 
 _PREFIXES = [
@@ -65,7 +68,7 @@ _KEEP = re.compile(
     r"|\b[1-5]\d\d (?:Client|Server) Error\b|\bHTTP(?:/\d(?:\.\d)?)? [1-5]\d\d\b"
     r"|\bXid \d+|\b(?:sm|compute)_\d+\b|runtime error \(\d+\)"
     r"|No module named '?[\w.]+'?|\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b"
-    r"|\bOpType=\w+|\bSeqNum=\d+"
+    r"|\bOpType=\w+"
 )
 _DOUBLED = re.compile(r"\b((?:[A-Za-z_]\w*(?:\.|::))*[A-Z]\w*(?:Error|Exception))\1\b")
 _DROP = re.compile(r"\s*\(when checking argument for argument \w+ in method \w+\)")
@@ -111,7 +114,7 @@ _RULES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     # a size in any unit: "20.00 MiB" and "1.50 GiB" are the same failure
     (re.compile(r"\b\d+(?:[.,]\d+)?\s*(?:[KMGTPE]i?B|[kKMGTPE]B|bytes?)\b"), "<SIZE>"),
     (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<HEX>"),
-    (re.compile(r"\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,}\b"), "<HEX>"),
+    (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b"), "<HEX>"),
     (re.compile(r"[-+]?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?"), "<NUM>"),
     (re.compile(r"\|[ █▏▎▍▌▋▊▉#]*\|"), "|"),
     (re.compile(r"(?:<NUM>)(?:\s*[,x×*]\s*<NUM>)+"), "<NUM>"),
