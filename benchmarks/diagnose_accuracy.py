@@ -12,12 +12,11 @@ joining different causes).
 
 Which figure is honest: corpus2's holdout half was untouched only for its first scoring (69/75),
 corpus3 only for its first (26/35), corpus4 only for its first (100/104 against its first
-labels; see its README). corpus5 was collected after corpus4's fixes and is untouched only
-until its first scoring, whose figure its README records; it has no floor (a guard is set only
-at a figure reached, never above that first one). corpus6 was collected, labelled and
-committed before any engine was run on it and is untouched until its first scoring, which is
-the honest figure (its README records none yet); it has no floor either. Every later figure
-is measured on data the engine has been fixed on: a regression guard, not an accuracy.
+labels; see its README), corpus5 only for its first (62/76 = 81.6 %, recorded in its README
+before its misses were fixed). corpus6 was collected, labelled and committed before any engine
+was run on it and is untouched until its first scoring, which is the honest figure (its README
+records it); it has no floor. Every later figure is measured on data the engine has been fixed
+on: a regression guard, not an accuracy.
 FLOORS are those guards (the figures reached); the exit code is 1 when a corpus present falls
 below its floor or flags a healthy log, so the benchmark doubles as a local regression check.
 """
@@ -36,7 +35,13 @@ from corpus_score import Corpus, Report, fingerprint_problems, score  # noqa: E4
 
 CORPORA = ("corpus2", "corpus3", "corpus4", "corpus5", "corpus6")
 # regression guards: right answers per scored set (set at the figures the engine reached)
-FLOORS = {"corpus2/tune": 75, "corpus2/holdout": 74, "corpus3": 35, "corpus4": 104}
+FLOORS = {
+    "corpus2/tune": 75,
+    "corpus2/holdout": 74,
+    "corpus3": 35,
+    "corpus4": 104,
+    "corpus5": 76,
+}
 
 
 def _sets(corpus: Corpus, half: str | None) -> dict[str, list[str] | None]:
