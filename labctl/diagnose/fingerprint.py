@@ -7,9 +7,9 @@ and logger prefixes stripped and per-run values masked by fixed, ordered rules:
 
   kept as is   errno (`[Errno 28]`, `error=2`), signal names/numbers, exit codes, HTTP status,
                Xid numbers, CUDA/NCCL status names, exception types, `sm_NN`, the module in
-               `No module named 'x'`, an NCCL collective's `OpType=` (two timeouts on
-               different collectives are two failures; its `SeqNum=` is a per-run counter of
-               collectives, masked: one ALLREDUCE timeout in two runs or projects is one)
+               `No module named 'x'`, an NCCL collective's `OpType=` and `SeqNum=` (issue
+               15's rule: two timeouts on different collectives or sequence numbers are two
+               failures; a deterministic hang stops at the same collective every run)
   <TS>         timestamps and times of day
   <URL>        URLs
   <ID>         UUIDs
@@ -29,8 +29,8 @@ one failure in two), and a type two ranks printed at once
 (`SyntaxErrorSyntaxError`) to one copy. PyTorch's "(when checking argument for argument x in
 method y)" suffix is dropped. An entry with `fingerprint = "entry"` (a full disk or quota) is
 identified by the entry alone. The rules are versioned (`v3`; v1 masked whole paths and NCCL
-sequence numbers, v2 kept the sequence numbers and took decimal runs of 8+ digits for hex):
-changing them means a new version, never a silent regrouping.
+sequence numbers, v2 took decimal runs of 8+ digits for hex): changing them means a new
+version, never a silent regrouping.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ _KEEP = re.compile(
     r"|\b[1-5]\d\d (?:Client|Server) Error\b|\bHTTP(?:/\d(?:\.\d)?)? [1-5]\d\d\b"
     r"|\bXid \d+|\b(?:sm|compute)_\d+\b|runtime error \(\d+\)"
     r"|No module named '?[\w.]+'?|\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b"
-    r"|\bOpType=\w+"
+    r"|\bOpType=\w+|\bSeqNum=\d+"
 )
 _DOUBLED = re.compile(r"\b((?:[A-Za-z_]\w*(?:\.|::))*[A-Z]\w*(?:Error|Exception))\1\b")
 _DROP = re.compile(r"\s*\(when checking argument for argument \w+ in method \w+\)")
