@@ -36,17 +36,17 @@ from labctl.cluster.config import ClusterConfig
 from labctl.cluster.slurm import combine
 from labctl.cluster.snapshot import Snapshot
 from labctl.parse.slurm import SACCT_FIELDS, SLURM_ENV, sacct_jobs
-from labctl.poll.core import PollSettings, known_for, run
+from labctl.poll.core import PollSettings, run
+from labctl.poll.known import known_for
 from labctl.poll.merge import merge
 from labctl.poll.store import Store
 
 D = "\x1f"
 
 
-def sacct_text(rows: int, seed: int = 7) -> str:
+def sacct_text(rows: int, seed: int = 7, t0: int = 1_796_000_000) -> str:
     rnd = random.Random(seed)
     lines: list[str] = []
-    t0 = 1_796_000_000
     for n in range(rows // 4):
         jid = str(100_000 + n)
         state, code = rnd.choice(

@@ -371,3 +371,39 @@ def test_per_job_allowance_overrides_and_bad_ones(tmp_path: Path) -> None:
     assert res.code == 2 and "unknown cadence setting(s): alowance_s" in res.records[0]["message"]
     off = write_config(tmp_path, [cluster], extra={"progress": {"enabled": False}})
     assert jobs(poll(off))["a"]["verdict"] == "running"
+
+
+def test_a_poll_reads_only_the_stored_jobs_it_can_meet_again(tmp_path: Path) -> None:
+    """A lab's store holds weeks of finished jobs; a poll loads the active ones, those the
+    last good poll saw, and every attempt sharing an active job's id. `--since` reaches
+    back as far as it asks, so a job the store saw end long ago is still reported."""
+    import sqlite3
+
+    from labctl.poll.store import Store, StoredJob, store_path
+
+    rows = tmp_path / "rows.json"
+    config = write_config(tmp_path, [table_cluster("tpu", rows)])
+    ended = int(time.time()) - 3 * 86400
+    rows.write_text(json.dumps([row("old", "SUCCEEDED", rc=0, ended=ended), row("b", "ACTIVE")]))
+    poll(config)
+    path = store_path(Path(os.environ["XDG_STATE_HOME"]) / "labctl")
+    with sqlite3.connect(path) as db:  # three days pass: the finished job was last seen then
+        db.execute("UPDATE jobs SET last_seen = ? WHERE job_id = 'old'", (ended,))
+    rows.write_text(json.dumps([row("b", "ACTIVE")]))
+    assert set(jobs(poll(config))) == {"b"}
+    store = Store(path)
+    try:
+        last_ok = store.cluster("tpu")["last_ok_at"]
+        [b] = [j for j in store.jobs("tpu").values() if j.job_id == "b"]
+        earlier = StoredJob(**{**b.fields(), "key": (b.key[0], b.key[1], b.key[2] - 1),
+                               "last_seen": ended, "active": False, "terminal": True})  # fmt: skip
+        with store.transaction():  # an earlier attempt of the active job, seen long ago
+            store.put_jobs("tpu", [earlier])
+        every = sorted(j.key for j in store.jobs("tpu").values())
+        meets = sorted(j.key for j in store.jobs("tpu", seen_since=last_ok - 600).values())
+    finally:
+        store.close()
+    assert len(every) == 3 and meets == sorted([b.key, earlier.key])
+    again = jobs(poll(config, "--since", "4d"))
+    assert set(again) == {"b", "old"} and not again["old"]["new"]
+    assert set(jobs(poll(config, "--since", "2d"))) == {"b"}  # it ended before that

@@ -260,7 +260,8 @@ def test_the_sacct_window_never_reaches_back_past_the_first_polls_lookback(tmp_p
     good poll (slurmdbd lags), but a margin wider than the lookback would make the second
     poll report jobs the first one deliberately left out, as new."""
     from labctl.cluster.config import ClusterConfig
-    from labctl.poll.core import PollSettings, known_for
+    from labctl.poll.core import PollSettings
+    from labctl.poll.known import known_for
     from labctl.poll.store import Store
 
     store = Store(tmp_path / "state.db")

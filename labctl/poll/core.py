@@ -17,19 +17,20 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from labctl.poll.running import ProgressSettings
 
 from labctl.backends.transport import Transport
 from labctl.cluster.config import ClusterConfig
 from labctl.cluster.scheduler import Scheduler, scheduler_for, transport_for
-from labctl.cluster.snapshot import Snapshot
+from labctl.cluster.snapshot import Ask, Snapshot
 from labctl.errors import LabctlError
-from labctl.poll.examine import examine
-from labctl.poll.merge import ClusterMerge, merged_records
+from labctl.poll.known import RememberedLogs, ask_for, known_for
 from labctl.poll.model import Known
-from labctl.poll.running import ProgressSettings
 from labctl.poll.state import PollState, open_state
 from labctl.poll.store import Store
 from labctl.records import error_record, rfc3339
@@ -51,35 +52,45 @@ class PollSettings:
 def read_cluster(
     scheduler: Scheduler,
     cluster: ClusterConfig,
-    known: Known,
+    ask: Ask,
+    known: Future[Known],
     transport: Transport,
     deadline: float,
 ) -> Snapshot:
     """One cluster's part of the poll (in its own thread): the scheduler's round trip, then
-    the jobs' logs and progress sources."""
-    snap = scheduler.read(known.ask(), deadline)
-    examine(transport, cluster, known, snap, deadline, kill_lines=scheduler.kill_lines)
+    the jobs' logs and progress sources. The stored jobs (`known`) are read by the main
+    thread while the scheduler answers; this thread needs them only after its answer."""
+    snap = scheduler.read(ask, deadline)
+    from labctl.poll.examine import examine  # imported by the main thread meanwhile
+
+    examine(transport, cluster, known.result(), snap, deadline, kill_lines=scheduler.kill_lines)
     return snap
 
 
-def known_for(store: Store, cluster: ClusterConfig, settings: PollSettings, now: float) -> Known:
-    row = store.cluster(cluster.name)
-    last_ok_remote = row["last_ok_remote"]
-    if last_ok_remote is not None:
-        # the margin covers slurmdbd's lag, but never reaches further back than the first
-        # poll's lookback did: a later poll must not report older jobs as new
-        since = last_ok_remote - min(settings.window_margin_s, settings.lookback_s)
-    else:
-        since = now - settings.lookback_s
-    if settings.since_s is not None:
-        since = min(since, (last_ok_remote or now) - settings.since_s)
-    return Known(
-        jobs=store.jobs(cluster.name),
-        last_ok_remote=last_ok_remote,
-        since=since,
-        since_s=settings.since_s,
-        progress=settings.progress,
-    )
+def _read_known(
+    state: PollState,
+    clusters: Sequence[ClusterConfig],
+    settings: PollSettings,
+    now: float,
+    later: dict[str, Future[Known]],
+) -> dict[str, Known]:
+    """The stored jobs of every cluster, read while the clusters answer, handed to their
+    threads through `later` (a read that fails fails them too); and the code that merges,
+    imported meanwhile."""
+    import labctl.poll.examine
+    import labctl.poll.merge  # noqa: F401
+
+    try:
+        knowns = state.read(
+            lambda store: {c.name: known_for(store, c, settings, now) for c in clusters}
+        )
+    except BaseException as exc:
+        for fut in later.values():
+            fut.set_exception(exc)
+        raise
+    for name, fut in later.items():
+        fut.set_result(knowns[name])
+    return knowns
 
 
 def _cluster_error(
@@ -119,6 +130,8 @@ def _cluster_records(
     never held as 10,000 records), then its store changes in one transaction. A consumer
     that stops early (`| head`) still leaves the jobs merged so far saved, but not the
     cluster's good poll: the next poll's window starts where this one's did."""
+    from labctl.poll.merge import ClusterMerge, merged_records
+
     m = ClusterMerge(
         cluster.name,
         cluster.scheduler,
@@ -223,10 +236,12 @@ def _run_locked(
 ) -> Iterator[dict[str, Any]]:
     started = clock()
     poll_id = state.write(lambda store: store.poll_started(started))
-    knowns = state.read(
-        lambda store: {c.name: known_for(store, c, settings, started) for c in clusters}
+    # what to ask comes first and cheap: the clusters answer while the rest is read
+    asks = state.read(
+        lambda store: {c.name: ask_for(store, c, settings, started) for c in clusters}
     )
     yield from state.faults()
+    later: dict[str, Future[Known]] = {c.name: Future() for c in clusters}
     ok = failed = 0
     pool = ThreadPoolExecutor(max_workers=max(1, len(clusters)), thread_name_prefix="poll")
     try:
@@ -234,8 +249,13 @@ def _run_locked(
         for c in clusters:
             deadline = time.monotonic() + c.timeout_s
             reach = transport(c)
-            fut = pool.submit(read_cluster, scheduler(c, reach), c, knowns[c.name], reach, deadline)
+            ask = replace(asks[c.name], logs=RememberedLogs(later[c.name]))
+            fut = pool.submit(
+                read_cluster, scheduler(c, reach), c, ask, later[c.name], reach, deadline
+            )
             futures[fut] = c
+        knowns = _read_known(state, clusters, settings, started, later)
+        yield from state.faults()
         for fut in as_completed(futures):
             cluster = futures[fut]
             now = clock()

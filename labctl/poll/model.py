@@ -9,6 +9,7 @@ times).
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -142,21 +143,23 @@ class Known:
 
     def ask(self) -> Ask:
         """What to ask the cluster's scheduler."""
-        return Ask(
-            active_ids=tuple(self.active_ids),
-            since=self.since,
-            logs={k: (j.stdout, j.stderr) for k, j in self.jobs.items() if j.stdout},
-        )
+        return Ask(active_ids=tuple(self.active_ids), since=self.since, logs=self.logs)
+
+    @functools.cached_property
+    def logs(self) -> dict[Key, tuple[str | None, str | None]]:
+        """(stdout, stderr) remembered per job, for when the scheduler has forgotten them."""
+        return {k: (j.stdout, j.stderr) for k, j in self.jobs.items() if j.stdout}
 
     def since_cut(self, remote_now: float) -> float | None:
         return None if self.since_s is None else remote_now - self.since_s
 
     @property
     def active_ids(self) -> list[str]:
-        return sorted({j.key[0] for j in self.jobs.values() if j.active}, key=_id_order)
+        return sorted({j.key[0] for j in self.jobs.values() if j.active}, key=id_order)
 
 
-def _id_order(raw: str) -> tuple[int, str]:
+def id_order(raw: str) -> tuple[int, str]:
+    """Job ids in number order (non-numeric ids last)."""
     return (int(raw), "") if raw.isdigit() else (1 << 62, raw)
 
 

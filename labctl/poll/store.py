@@ -225,17 +225,35 @@ class Store:
 
     # -- jobs ----------------------------------------------------------------------------
 
-    def jobs(self, cluster: str) -> dict[Key, StoredJob]:
-        cur = self.db.execute(
+    def jobs(self, cluster: str, *, seen_since: float | None = None) -> dict[Key, StoredJob]:
+        """Every stored job of the cluster; with `seen_since`, only those a poll can meet
+        again: the ones still asked about (active), the ones seen since then, and every
+        attempt with the id of an active one (`sacct -D --jobs` returns them). A lab's
+        store holds weeks of finished jobs; a poll needs the few its window returns."""
+        columns = (
             "SELECT job_id_raw, task, submit, job_id, array_job_id, first_seen, last_seen, "
-            "verdict, terminal, active, stdout, stderr, record, progress "
-            "FROM jobs WHERE cluster = ?",
-            (cluster,),
+            "verdict, terminal, active, stdout, stderr, record, progress FROM jobs "
         )
+        if seen_since is None:
+            cur = self.db.execute(columns + "WHERE cluster = ?", (cluster,))
+        else:
+            cur = self.db.execute(
+                columns + "WHERE cluster = ? AND (active = 1 OR last_seen >= ? OR job_id_raw IN "
+                "(SELECT job_id_raw FROM jobs WHERE cluster = ? AND active = 1))",
+                (cluster, seen_since, cluster),
+            )
         try:
             return {job.key: job for job in map(stored_job, cur)}
         except (ValueError, TypeError) as exc:  # bad UTF-8 or JSON: the data is damaged
             raise StoreUnusable(f"a stored job cannot be read back: {exc}") from None
+
+    def active_ids(self, cluster: str) -> list[str]:
+        """The raw ids of the jobs still asked about by id."""
+        cur = self.db.execute(
+            "SELECT DISTINCT job_id_raw FROM jobs WHERE cluster = ? AND active = 1", (cluster,)
+        )
+        with damaged("reading active job ids"):
+            return [str(row[0]) for row in cur]
 
     def active_count(self, cluster: str) -> int:
         row = self.db.execute(
