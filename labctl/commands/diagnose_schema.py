@@ -23,7 +23,7 @@ REASONS = (
     "root_cause",
     "survived", "logged", "notice", "later_success", "later_failure", "after_failure", "too_few",
     "explained", "wrapper", "weak", "later", "earlier_event", "outranked",
-    "scheduler", "completed", "hung", "earlier_report",
+    "scheduler", "completed", "hung", "earlier_report", "earlier_run",
 )  # fmt: skip
 _LINE = {"line": INT_OR_NULL, "line_from_end": INT_OR_NULL}
 _CANDIDATE = {
@@ -43,14 +43,17 @@ _CANDIDATE = {
             "(shell noise after the program failed), too_few (min_hits), explained (by `by`), "
             "wrapper (of the root cause), weak, later (later than the root cause), "
             "earlier_event, outranked, scheduler (its state decides), completed, hung, "
-            "earlier_report (the last end report decides)",
+            "earlier_report (the last end report decides), earlier_run (a run before the "
+            "log's last one: an appended submission, the script's earlier run)",
         },
         "why": {"type": "string"},
         "by": {
             "type": ["object", "null"],
             "properties": {"catalog_id": STR_OR_NULL, "role": {"type": "string"}, **_LINE},
             "description": "what decided the fate: the explaining failure, the success report, "
-            "the root cause, the scheduler's state, or (role `progress`) the last progress line",
+            "the root cause, the scheduler's state, or a line that is no hit: role `progress` "
+            "(the last progress line), `run_start` (where the log's last run starts) or "
+            "`output` (the log's last output)",
         },
     },
     "required": ["catalog_id", "role", "fate", "reason", "why"],

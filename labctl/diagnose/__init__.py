@@ -33,15 +33,18 @@ The diagnosis dict (`kind: "diagnosis"`):
                     every other candidate and why it lost or was demoted (survived: progress
                     after it; logged at WARNING/INFO level; an informational notice; later
                     success; a later independent failure; after the program failed (shell
-                    noise after a traceback); explained by X; wrapper; outranked)
+                    noise after a traceback); an earlier run of a log holding several (an
+                    appended submission); explained by X; wrapper; outranked)
     candidates      [{catalog_id, category, role, line, line_from_end, count, fate, reason, why,
                       by}]: every candidate in log order (the scheduler's last) and its fate --
                     `won` (the root cause, reason root_cause) or `demoted` (reason survived,
                     logged, notice, later_success, later_failure, after_failure, too_few,
-                    explained, wrapper, weak, later, earlier_event, outranked, scheduler,
-                    completed, hung, earlier_report); `by` is what decided it ({catalog_id,
-                    role, line, line_from_end} of a hit, or role "progress": the last
-                    forward-progress line) or None. `labctl diagnose --why` renders them.
+                    earlier_run, explained, wrapper, weak, later, earlier_event, outranked,
+                    scheduler, completed, hung, earlier_report); `by` is what decided it
+                    ({catalog_id, role, line, line_from_end} of a hit, or a line that is none:
+                    role "progress", the last forward-progress line; "run_start", where the
+                    log's last run starts (restarts.py); "output", the log's last output) or
+                    None. `labctl diagnose --why` renders them.
     events          [{catalog_id, line, line_from_end, text}] (requeues: not failures)
     requeued        True when a requeue event was seen
     last_traceback  {line_from_end, exception, excerpt} or None

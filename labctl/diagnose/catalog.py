@@ -58,6 +58,7 @@ SCALAR_FIELDS = (
     "fingerprint",
     "logged",
     "survivable",
+    "last_only",
 )
 CONTROL_FIELDS = ("merge", "disabled")
 KNOWN_FIELDS = frozenset(LIST_FIELDS + SCALAR_FIELDS + CONTROL_FIELDS)
@@ -85,6 +86,7 @@ class Entry:
     fingerprint: str = "line"  # what identifies one failure: its line, or the "entry" alone
     logged: bool = False  # evidence is a logged record (a metrics line): its level is no excuse
     survivable: bool = False  # a message the job script carries on after (shell, conda)
+    last_only: bool = False  # a job script's command: the cause only when the log ends with it
     explains: tuple[str, ...] = ()
     explains_later: tuple[str, ...] = ()
     states: tuple[str, ...] = ()
@@ -118,6 +120,7 @@ class Entry:
             "fingerprint": self.fingerprint,
             "logged": self.logged,
             "survivable": self.survivable,
+            "last_only": self.last_only,
             "explains": list(self.explains),
             "explains_later": list(self.explains_later),
             "states": list(self.states),

@@ -3,12 +3,20 @@
 A candidate (a catalog hit) is demoted -- listed in `also_matched` with the reason, never the
 root cause -- when:
 
+- it belongs to an earlier run of a log that holds several (`earlier run`): the log's first line
+  recurs where the last run starts (an appended submission, the script's next run; restarts.py);
+  or the last run printed it among the opening lines every run starts with, and an earlier run
+  went on past it to another failure or a success (`survived`);
 - it was written at WARNING/INFO/DEBUG level (`logged`): reported, not raised;
 - it is an informational notice (`[notice]` in the catalog): advice ("this is not a failure",
   "to enable higher rate limits") or a hypothetical ("if you run out of memory", "in case the
   job is preempted") on a line that names no exception type and carries no error level;
 - a success report comes after it (`later success`): LSF "Successfully completed.", PBS
   "Exit Status: 0", a trainer's "training completed" -- the attempt the log ends with worked;
+  this holds for end-of-job markers too: a job that timed out or was cancelled reports no
+  success after it, so a later one is a later job's (an appended output file);
+- it is `last_only` (a job script's command: `cp` of a missing file) and the log shows more
+  output after it: the script went on (`survived`);
 - it is `survivable` (a shell or conda message the script carries on after, a launch that
   failed before it ran anything, a DataLoader worker's own crash report) and a fatal
   failure of another entry that it does not explain comes later (`a later independent
@@ -74,12 +82,14 @@ class Cand:
 class Why:
     """Why a candidate lost or was demoted: a snake_case `reason`, the sentence people read, and
     what decided it -- `by`, a hit (the failure that explains it, the success report, the root
-    cause), or `at`, the from_end of a line that is no hit (the last forward-progress line)."""
+    cause), or `at`, the from_end of a line that is no hit, of the kind `at_role` names (the
+    last forward-progress line, the first line of the log's last run, its last output)."""
 
     reason: str
     text: str
     by: Cand | None = None
     at: int | None = None
+    at_role: str = "progress"  # progress | run_start | output
 
 
 @dataclass
@@ -91,6 +101,10 @@ class Context:
     last_traceback: tuple[int, bool] | None = None  # (from_end, written at WARNING/INFO level)
     last_exception: int | None = None  # from_end of the last traceback's exception line
     lines: int | None = None  # lines in the log, when the scan covered it from its first byte
+    # the last run of a log holding several (restarts.py): from_end of its first line, and how
+    # many of its opening lines the first run printed before going on
+    restart: tuple[int, int] | None = None
+    last_output: int | None = None  # from_end of the log's last non-blank line
 
     def where(self, from_end: int) -> str:
         if self.lines is None:
@@ -185,22 +199,78 @@ def _int(text: str | None) -> int | None:
     return int(text) if text is not None and text.lstrip("-").isdigit() else None
 
 
+def _later_success(successes: list[Cand], h: CatalogHit) -> Why | None:
+    after = [s for s in successes if s.hit.from_end < h.from_end]
+    if not after:
+        return None
+    s = min(after, key=lambda s: s.hit.from_end)
+    return Why("later_success", f"later success: {s.hit.text.strip()[:80]!r} ({pos(s)})", by=s)
+
+
+def earlier_run(c: Cand, ctx: Context) -> Why | None:
+    """A candidate of an earlier run in the same log (restarts.py): a submission appended to
+    the file, or the job script's earlier run; the log's first line recurs where the last
+    one starts."""
+    if ctx.restart is None or c.hit.from_end <= ctx.restart[0]:
+        return None
+    text = (
+        f"an earlier run's: the log's first line recurs at {ctx.where(ctx.restart[0])}, where "
+        "the last run (a submission appended to this file, the script's next run) starts; the "
+        "last one decides"
+    )
+    return Why("earlier_run", text, at=ctx.restart[0], at_role="run_start")
+
+
+def opening_survived(
+    cat: Catalog, c: Cand, earlier: Sequence[Cand], successes: Sequence[Cand], ctx: Context
+) -> Why | None:
+    """A candidate among the opening lines the last run shares with the first (restarts.py)
+    that an earlier run went on past: to a failure of another entry that it does not explain,
+    or to a success. Every run printed it as it started."""
+    if ctx.restart is None:
+        return None
+    start, shared = ctx.restart
+    if not 0 <= start - c.hit.from_end < shared:
+        return None
+    past = [d for d in successes if d.hit.from_end > start] + [
+        d
+        for d in earlier
+        if d.entry.role == "fatal" and d.idx != c.idx and d.idx not in cat.explains_any[c.idx]
+    ]
+    if not past:
+        return None
+    d = min(past, key=lambda d: d.hit.from_end)
+    text = (
+        f"printed by every run as it started (the last one starts at {ctx.where(start)}); an "
+        f"earlier one went on to {d.entry.id} ({pos(d)})"
+    )
+    return Why("survived", text, by=d)
+
+
 def why_not(cat: Catalog, c: Cand, successes: list[Cand], ctx: Context) -> Why | None:
     """Why candidate `c` cannot be the root cause, or None."""
     h = c.hit
     if h.synthetic == "scheduler":
         return None
+    earlier = earlier_run(c, ctx)
+    if earlier is not None:
+        return earlier
     if h.notice and c.entry.role in ("fatal", "weak") and not c.entry.logged:
         text = "an informational notice (advice or a hypothetical), not a report of a failure"
         return Why("notice", text)
     if cat.terminal[c.idx]:
-        return None  # end-of-job markers hold whatever level they are logged at
+        # end-of-job markers hold whatever level they are logged at, and whatever progress is
+        # printed after them; a success reported later is a later job's (an appended file)
+        return _later_success(successes, h)
     if h.quiet and c.entry.role in ("fatal", "weak") and not c.entry.logged:
         return Why("logged", QUIET)
-    after = [s for s in successes if s.hit.from_end < h.from_end]
-    if after:
-        s = min(after, key=lambda s: s.hit.from_end)
-        return Why("later_success", f"later success: {s.hit.text.strip()[:80]!r} ({pos(s)})", by=s)
+    later = _later_success(successes, h)
+    if later is not None:
+        return later
+    out = ctx.last_output
+    if c.entry.last_only and out is not None and h.from_end > out:
+        text = f"the job script went on after it (the log's last output is at {ctx.where(out)})"
+        return Why("survived", text, at=out, at_role="output")
     p = ctx.progress_from_end
     if p is not None and h.from_end - p >= (1 if c.entry.survivable else SURVIVE_LINES):
         text = (

@@ -107,9 +107,10 @@ def _read_file(
         acc.add(reader.scan_segment(cat, f, 0, size, threads).result)
         return {"mode": "full", "complete": True}
     end, step, budget = size, max(window, 1), max(window, max_window)
+    head = reader.read_head(f)  # a tail region knows where a later run starts (restarts.py)
     while True:
         start = max(0, end - step)
-        seg = reader.scan_segment(cat, f, start, end, threads)
+        seg = reader.scan_segment(cat, f, start, end, threads, head)
         acc.add(seg.result)
         if start == 0:
             return {"mode": "tail", "complete": True}

@@ -4,8 +4,8 @@ cause `won`, the others `demoted`, each with a snake_case `reason`, the sentence
 decided it: a hit, or the last forward-progress line).
 
 Reasons: root_cause; survived, logged, notice, later_success, later_failure, after_failure,
-too_few (demote.py, rank.py); explained, wrapper, weak, later, earlier_event, outranked
-(fatal.py); scheduler, completed, hung, earlier_report (rank.py).
+too_few, earlier_run (demote.py, rank.py); explained, wrapper, weak, later, earlier_event,
+outranked (fatal.py); scheduler, completed, hung, earlier_report (rank.py).
 """
 
 from __future__ import annotations
@@ -62,11 +62,13 @@ def candidates(r: Ranked, lines: int, complete: bool) -> list[dict[str, Any]]:
 
 
 def _by(why: Why, lines: int, complete: bool) -> dict[str, Any] | None:
-    """What decided a fate: a hit (its entry and place) or the last forward-progress line."""
+    """What decided a fate: a hit (its entry and place), or a line that is none: the last
+    forward-progress line (role `progress`), where the log's last run starts (`run_start`),
+    the log's last output (`output`)."""
     if why.by is not None:
         b = why.by
         return {"catalog_id": b.entry.id, "role": b.entry.role, **loc(b.hit, complete)}
     if why.at is not None:
         line = lines - why.at + 1 if complete else None
-        return {"catalog_id": None, "role": "progress", "line": line, "line_from_end": why.at}
+        return {"catalog_id": None, "role": why.at_role, "line": line, "line_from_end": why.at}
     return None

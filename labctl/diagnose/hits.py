@@ -110,3 +110,4 @@ class RegionScan:
     tail: list[str]
     tracebacks: list[Traceback]
     last_progress: int | None = None  # rel line of the last forward-progress line
+    restart: tuple[int, int] | None = None  # the last run (restarts.py): rel line, lines shared

@@ -97,7 +97,7 @@ def _check_scalars(out: Mapping[str, Any], src: str, where: str) -> None:
             raise _err(src, where, f"field {k!r} must be a non-negative integer")
     if "near_lines" in out and out["near_lines"] > MAX_NEAR_LINES:
         raise _err(src, where, f"field 'near_lines' must be at most {MAX_NEAR_LINES}")
-    for k in ("retryable", "disabled", "logged", "survivable"):
+    for k in ("retryable", "disabled", "logged", "survivable", "last_only"):
         if k in out and not isinstance(out[k], bool):
             raise _err(src, where, f"field {k!r} must be true or false")
     if "id" in out and not _ID.match(out["id"]):

@@ -8,11 +8,15 @@ Rules, in order:
    last log line, with that entry's role (139 → segfault, 137 → weak host OOM). The log's
    own LAST end report (LSF "Exited with exit code N.", PBS "Exit Status: N", a pod's
    exitCode; `exit` entries) counts the same way; a report of 0 is a success marker.
-3. Demotion (demote.py): a candidate written at WARNING/INFO level, followed by a success
-   marker, followed by forward progress (SURVIVE_LINES or more lines later), or -- for a
-   `survivable` message (shell/conda noise, a launch that failed before it ran anything, a
-   DataLoader worker's own crash report) -- followed by any progress or an independent
-   failure, was survived and is never the root cause (end-of-job markers are exempt). Demoted
+3. Demotion (demote.py): a candidate of an earlier run of a log that holds several (its first
+   line recurs: an appended submission, the script's next run; restarts.py) never decides,
+   nor does one the last run printed as it started when an earlier run went on past it. A
+   candidate written at WARNING/INFO level, followed by a success marker, followed by forward
+   progress (SURVIVE_LINES or more lines later), or -- for a `survivable` message (shell/conda
+   noise, a launch that failed before it ran anything, a DataLoader worker's own crash
+   report) -- followed by any progress or an independent failure, or -- `last_only`, a job
+   script's command -- followed by any output, was survived and is never the root cause
+   (end-of-job markers are exempt, but from a later success: a later job's). Demoted
    candidates are listed in `also` with the reason; a traceback whose exception line is one
    of them was survived too.
 4. Fatal hits (fatal.py): a hit is *explained* when another fatal entry lists it in
@@ -48,6 +52,7 @@ from labctl.diagnose.demote import (
     after_failure,
     end_reports,
     independent_later,
+    opening_survived,
     pos,
     why_not,
 )
@@ -189,6 +194,10 @@ def _demoted(
     for c in cands:
         why = why_not(cat, c, successes, ctx)
         if why:
+            out[id(c)] = why
+    earlier = [d for d in cands if id(d) in out and out[id(d)].reason == "earlier_run"]
+    for c in cands:
+        if id(c) not in out and (why := opening_survived(cat, c, earlier, successes, ctx)):
             out[id(c)] = why
     live = [d for d in fatal if id(d) not in out]
     for c in cands:

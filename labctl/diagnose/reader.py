@@ -21,6 +21,8 @@ from typing import BinaryIO
 
 from labctl.diagnose.catalog import Catalog
 from labctl.diagnose.hits import RegionScan
+from labctl.diagnose.lines import normalise_breaks
+from labctl.diagnose.restarts import HEAD_BYTES, learn_head
 from labctl.diagnose.scan import DEFAULT_BLOCK, Scanner
 from labctl.errors import BackendError
 
@@ -69,8 +71,14 @@ def scan_chunks(
     tail: bool = False,
     threads: int | None = None,
     block: int = DEFAULT_BLOCK,
+    head: list[bytes] | None = None,
+    at_start: bool | None = None,
 ) -> RegionScan:
-    scanner = Scanner(cat, threads=threads, skip_partial_first=tail, block=block)
+    """Scan a stream; `head` is the log's first lines when the stream is not its start
+    (restarts.py), `at_start` whether the stream begins at the log's first byte."""
+    scanner = Scanner(
+        cat, threads=threads, skip_partial_first=tail, block=block, head=head, at_start=at_start
+    )
     try:
         for chunk in chunks:
             scanner.feed(bytes(chunk))
@@ -111,13 +119,27 @@ def first_break(f: BinaryIO, start: int, end: int) -> int:
 
 
 def scan_segment(
-    cat: Catalog, f: BinaryIO, start: int, end: int, threads: int | None = None
+    cat: Catalog,
+    f: BinaryIO,
+    start: int,
+    end: int,
+    threads: int | None = None,
+    head: list[bytes] | None = None,
 ) -> Segment:
-    """Scan [start, end) of an open file, dropping the partial line at `start` (if > 0)."""
+    """Scan [start, end) of an open file, dropping the partial line at `start` (if > 0);
+    `head`: the file's first lines (read_head), for a region that does not start the file."""
     first = first_break(f, start - 1, end) if start > 0 else 0
-    result = scan_chunks(cat, _read_range(f, first, end), threads=threads)
+    chunks = _read_range(f, first, end)
+    result = scan_chunks(cat, chunks, threads=threads, head=head, at_start=first == 0)
     result.bytes_in = end - start
     return Segment(first, end, result)
+
+
+def read_head(f: BinaryIO) -> list[bytes]:
+    """The first lines of an open file (restarts.HEAD_LINES at most, from HEAD_BYTES)."""
+    f.seek(0)
+    data = normalise_breaks(f.read(HEAD_BYTES))
+    return learn_head(data, 0, len(data))
 
 
 def stream_gzip(cat: Catalog, path: Path, threads: int | None = None) -> RegionScan:

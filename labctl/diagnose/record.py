@@ -39,6 +39,7 @@ class Findings:
         self.tbs: list[tuple[int, Traceback]] = []  # (header from_end, traceback)
         self.regions = 0
         self.progress: int | None = None  # from_end of the last forward-progress line
+        self.restart: tuple[int, int] | None = None  # the last run: from_end, lines shared
 
     def add(self, res: RegionScan) -> None:
         n = res.lines
@@ -53,6 +54,8 @@ class Findings:
                 tb.exc_rel = self.lines + n - tb.exc_rel + 1  # now a from_end
         if self.progress is None and res.last_progress is not None:
             self.progress = self.lines + n - res.last_progress + 1
+        if self.restart is None and res.restart is not None:
+            self.restart = (self.lines + n - res.restart[0] + 1, res.restart[1])
         if self.regions == 0:
             self.tail = res.tail
         self.lines += n
@@ -67,7 +70,10 @@ class Findings:
         return rank(cat, self.hits, self.counts, sched, complete=complete, ctx=ctx)
 
     def context(self, complete: bool = False) -> Context:
-        last = min(self.tbs, key=lambda t: t[0]) if self.tbs else None
+        restart = self.restart[0] if self.restart else None
+        # a traceback of an earlier run says nothing about how the last one ended
+        tbs = [t for t in self.tbs if restart is None or t[0] <= restart]
+        last = min(tbs, key=lambda t: t[0]) if tbs else None
         cut = last is not None and last[1].exc_rel is None and last[0] <= TB_END
         return Context(
             progress_from_end=self.progress,
@@ -75,7 +81,17 @@ class Findings:
             last_traceback=(last[0], last[1].quiet) if last else None,
             last_exception=last[1].exc_rel if last else None,
             lines=self.lines if complete else None,
+            restart=self.restart,
+            last_output=_last_output(self.tail),
         )
+
+
+def _last_output(tail: list[str]) -> int | None:
+    """from_end of the log's last non-blank line (None when its tail is all blank)."""
+    for k, text in enumerate(reversed(tail), 1):
+        if text.strip():
+            return k
+    return None
 
 
 def _ends_in_frames(tail: list[str]) -> bool:

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from labctl.diagnose import wrap
+from labctl.diagnose import restarts, wrap
 from labctl.diagnose.candidates import CandidateLines
 from labctl.diagnose.catalog import Catalog
 from labctl.diagnose.hits import (
@@ -59,6 +60,8 @@ class Scanner(CandidateLines):
         threads: int | None = None,
         keep: int = KEEP,
         skip_partial_first: bool = False,
+        head: Sequence[bytes] | None = None,
+        at_start: bool | None = None,
     ) -> None:
         self.cat = catalog
         self.block = max(block, 1 << 12)
@@ -92,6 +95,12 @@ class Scanner(CandidateLines):
         self._progress: int | None = None  # rel line of the last forward-progress line
         self._progress_text: bytes | None = None  # the last progress match (carried across blocks)
         self._wrap: int | None = None  # a terminal's wrap width (0: not wrapped); wrap.py
+        # several runs in one log (restarts.py): the log's first lines, given or learnt when
+        # this scan starts at the log's first byte, and the last line that repeats the first
+        self._at_start = not skip_partial_first if at_start is None else at_start
+        self._head: list[bytes] | None = list(head) if head is not None else None
+        self._opening: bytes | None = None
+        self._restart: tuple[int, int] | None = None  # (rel line, head lines it repeats)
 
     # -- input ------------------------------------------------------------------------------
     def feed(self, data: bytes) -> None:
@@ -135,6 +144,7 @@ class Scanner(CandidateLines):
             self._tail,
             list(self.tracebacks),
             self._progress,
+            self._restart,
         )
 
     def close(self) -> None:
@@ -163,6 +173,9 @@ class Scanner(CandidateLines):
         base = self._lines
         if self._wrap is None:  # decided once per scan, from the first block's first bytes
             self._wrap = wrap.width(data[start : min(end, start + wrap.SAMPLE)]) or 0
+            if self._head is None and self._at_start:
+                self._head = restarts.learn_head(data, start, end)
+            self._opening = restarts.opening(self._head or [], self.cat)
         if self._tb is not None:
             self._continue_tb(data, start, n, base, final)
         pending = self._submit(data, start, end)
@@ -187,6 +200,7 @@ class Scanner(CandidateLines):
         self._materialise(data, n)
         self._settle_exceptions(data, final)
         self._note_progress(data, start, end, base + nl)
+        self._note_restart(data, start, end, base)
         if final:
             self._tail = last_lines(data, n, TAIL_LINES)
         self._look = last_lines_bytes(data, end, self.L) if not final else b""
@@ -223,6 +237,16 @@ class Scanner(CandidateLines):
         )
         if pos is not None:  # counted back from the block's end: progress sits near it
             self._progress = lines_at_end - data.count(b"\n", pos, end) + 1
+
+    def _note_restart(self, data: bytes, start: int, end: int, base: int) -> None:
+        if self._opening is None or self._head is None:
+            return
+        found = restarts.last_restart(
+            data, start, end, self._head, self._opening, at_log_start=self._at_start
+        )
+        if found is not None:
+            pos, shared = found
+            self._restart = (base + 1 + data.count(b"\n", start, pos), shared)
 
     def _submit(self, data: bytes, start: int, end: int) -> list[Future[Spans] | Spans]:
         """Candidate lines of [start, end): futures (RE2 in threads) or a computed list."""
