@@ -337,3 +337,68 @@ def test_a_state_dict_size_mismatch_is_one_failure_in_every_project() -> None:
         'state_dict: "module.fc.weight", "module.fc.bias".\n'
     )
     assert missing != ds[0]["fingerprint"]
+
+
+def test_an_interpreters_version_is_no_difference() -> None:
+    """torchelastic names the worker's binary: `.../bin/python` in one environment, `python3`
+    or `python3.11` in another -- one segfaulting worker. Another exit code is another failure;
+    a file that is named like an interpreter keeps its digits."""
+    binaries = ("/opt/conda/envs/a/bin/python", "/gpfs/u/envs/b/bin/python3", "/usr/bin/python3.11")
+    fps = {
+        _fp(
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -11) "
+            f"local_rank: 0 (pid: {pid}) of binary: {b}\n"
+        )
+        for pid, b in zip((1416, 2012686, 77), binaries, strict=True)
+    }
+    assert len(fps) == 1
+    killed = _fp(
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: "
+        "0 (pid: 77) of binary: /usr/bin/python3\n"
+    )
+    assert killed not in fps
+    assert normalise("python3: can't open file") == "python: can't open file"
+    assert normalise("run python3.py") == "run python<NUM>.py"
+
+
+def test_a_hub_read_timeout_is_one_failure_whatever_the_host_file_or_wrapper() -> None:
+    """The Hub itself, its LFS CDN shards and a mirror, as requests, urllib3, huggingface_hub
+    and a server's JSON error report it; a Hub that cannot be reached at all is another."""
+    timeouts = [
+        "requests.exceptions.ReadTimeout: (ReadTimeoutError(\"HTTPSConnectionPool(host='cdn-lfs"
+        "-us-1.huggingface.co', port=443): Read timed out. (read timeout=10)\"), '(Request ID: "
+        "5f0c)')\n",
+        '  "message": "HTTPSConnectionPool(host=\'cdn-lfs.huggingface.co\', port=443): Read '
+        'timed out.",\n',
+        "Error while downloading from https://cdn-lfs-us-1.hf-mirror.com/repos/a1/b2/a1b2/model"
+        ".safetensors?Expires=1700000000: HTTPSConnectionPool(host='cdn-lfs-us-1.hf-mirror.com',"
+        " port=443): Read timed out.\n",
+    ]
+    ds = [diagnose_text(t) for t in timeouts]
+    assert {d["catalog_id"] for d in ds} == {"hf_hub_read_timeout"}
+    assert len({d["fingerprint"] for d in ds}) == 1
+    unreachable = _fp(
+        "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port="
+        "443): Max retries exceeded with url: /api/models/gpt2 (Caused by NameResolutionError)\n"
+    )
+    assert unreachable != ds[0]["fingerprint"]
+
+
+def test_a_truncated_checkpoint_is_one_failure_inside_a_spawn_report_or_not() -> None:
+    zip_err = "PytorchStreamReader failed reading zip archive: failed finding central directory"
+    plain = _fp(TB_LOAD + f"RuntimeError: [enforce fail at inline_container.cc:144] . {zip_err}\n")
+    spawned = _fp(
+        "torch.multiprocessing.spawn.ProcessRaisedException: \n\n-- Process 0 terminated with "
+        "the following error:\n" + TB_LOAD + f"RuntimeError: {zip_err}\n"
+    )
+    assert plain == spawned
+
+
+def test_an_earlier_jobs_cancel_in_an_appended_file_gives_no_fingerprint() -> None:
+    """The last job of an LSF output file that others were appended to succeeded: healthy, no
+    fingerprint -- never the one of a job that was really cancelled."""
+    killed = "TERM_OWNER: job killed by owner.\nExited with exit code 130.\n"
+    cancelled = diagnose_text("epoch 1\n" + killed)
+    appended = diagnose_text("epoch 1\n" + killed + "epoch 1\nSuccessfully completed.\n")
+    assert cancelled["category"] == "cancelled" and cancelled["fingerprint"]
+    assert appended["category"] == "healthy" and appended["fingerprint"] is None

@@ -1,6 +1,6 @@
 """Stable failure fingerprints (research §12).
 
-fingerprint = first 16 hex digits of sha256(`v3|category|catalog id|exception type|message`),
+fingerprint = first 16 hex digits of sha256(`v4|category|catalog id|exception type|message`),
 where the message is the root-cause line from the start of the catalog match (so per-run
 prefixes such as timestamps, ranks and merged progress-bar frames fall away), with launcher
 and logger prefixes stripped and per-run values masked by fixed, ordered rules:
@@ -17,6 +17,9 @@ and logger prefixes stripped and per-run values masked by fixed, ordered rules:
   <PATH>/name  absolute, home-relative and multi-segment relative paths keep their last
                component (digits masked): one cause under two users' homes is one failure,
                permission errors on two different directories are two
+  python       an interpreter's version suffix is dropped (`python3`, `python3.11`, `pypy3`,
+               `perl5` are the interpreter they name: torchelastic's "of binary: .../python3"
+               and ".../python" report one failure)
   <HEX>        `0x…` and runs of 8+ hex digits containing a digit and a letter (a run of
                decimal digits is a number, however long)
   <SIZE>       a size with its unit (20.00 MiB, 1.5 GiB, 4096 bytes)
@@ -28,9 +31,9 @@ MESSAGE_CHARS (so a long line's tail, cut where its raw length happens to fall, 
 one failure in two), and a type two ranks printed at once
 (`SyntaxErrorSyntaxError`) to one copy. PyTorch's "(when checking argument for argument x in
 method y)" suffix is dropped. An entry with `fingerprint = "entry"` (a full disk or quota) is
-identified by the entry alone. The rules are versioned (`v3`; v1 masked whole paths and NCCL
-sequence numbers, v2 took decimal runs of 8+ digits for hex): changing them means a new
-version, never a silent regrouping.
+identified by the entry alone. The rules are versioned (`v4`; v1 masked whole paths and NCCL
+sequence numbers, v2 took decimal runs of 8+ digits for hex, v3 kept an interpreter's version):
+changing them means a new version, never a silent regrouping.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import hashlib
 import re
 from collections.abc import Callable
 
-VERSION = "v3"
+VERSION = "v4"
 MESSAGE_CHARS = 300  # of the normalised message: where a long line is cut is no difference
 
 _PREFIXES = [
@@ -73,6 +76,9 @@ _KEEP = re.compile(
 _DOUBLED = re.compile(r"\b((?:[A-Za-z_]\w*(?:\.|::))*[A-Z]\w*(?:Error|Exception))\1\b")
 _DROP = re.compile(r"\s*\(when checking argument for argument \w+ in method \w+\)")
 _XID = re.compile(r"\bXid \([^)]*\): (\d+)")
+_INTERPRETER = re.compile(
+    r"(?<![\w.+-])(python|pypy|perl|ruby|node|julia|lua|php|Rscript)\d+(?:\.\d+)*(?![\w+-]|\.\w)"
+)
 
 
 def _path(text: str) -> str:
@@ -144,7 +150,7 @@ def strip_prefixes(text: str) -> str:
 
 def normalise(text: str) -> str:
     """The per-run-independent form of one log line (see the module docstring)."""
-    text = _XID.sub(r"Xid \1", strip_prefixes(text))
+    text = _INTERPRETER.sub(r"\1", _XID.sub(r"Xid \1", strip_prefixes(text)))
     kept: list[str] = []
 
     def protect(m: re.Match[str]) -> str:
