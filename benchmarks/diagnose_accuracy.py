@@ -13,10 +13,10 @@ joining different causes).
 Which figure is honest: corpus2's holdout half was untouched only for its first scoring (69/75),
 corpus3 only for its first (26/35), corpus4 only for its first (100/104 against its first
 labels; see its README), corpus5 only for its first (62/76 = 81.6 %, recorded in its README
-before its misses were fixed). corpus6 was collected, labelled and committed before any engine
-was run on it and is untouched until its first scoring, which is the honest figure (its README
-records it); it has no floor. Every later figure is measured on data the engine has been fixed
-on: a regression guard, not an accuracy.
+before its misses were fixed), corpus6 only for its first (57/72 = 79.2 %: it was collected,
+labelled and committed before any engine was run on it; its README records the figure before
+its misses were fixed). Every later figure is measured on data the engine has been fixed on: a
+regression guard, not an accuracy.
 FLOORS are those guards (the figures reached); the exit code is 1 when a corpus present falls
 below its floor or flags a healthy log, so the benchmark doubles as a local regression check.
 """
@@ -41,6 +41,7 @@ FLOORS = {
     "corpus3": 35,
     "corpus4": 104,
     "corpus5": 76,
+    "corpus6": 72,
 }
 
 
