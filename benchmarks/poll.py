@@ -81,11 +81,12 @@ def bench_parse(rows: int, repeat: int) -> None:
     jobs = sacct_jobs(rejoin_rows(text, len(SACCT_FIELDS)))
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
+    n_jobs = len(jobs)
     t = time.perf_counter()
-    snap = Snapshot(now=2e9, jobs=combine([], jobs))
+    snap = Snapshot(now=2e9, jobs=combine([], jobs))  # consumes `jobs`
     merged = merge("c", "slurm", snap, {}, now=2e9, since_cut=None, forget_after_s=3600)
     merge_s = time.perf_counter() - t
-    print(f"parse   {n} sacct rows ({len(jobs)} jobs, {len(text) / 1e6:.1f} MB): "
+    print(f"parse   {n} sacct rows ({n_jobs} jobs, {len(text) / 1e6:.1f} MB): "
           f"median {best * 1000:.0f} ms = {n / best:,.0f} rows/s; "
           f"tracemalloc peak {peak / 1e6:.1f} MB")  # fmt: skip
     print(f"        + combine/merge into {len(merged.records)} records: {merge_s * 1000:.0f} ms")

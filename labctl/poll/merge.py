@@ -111,7 +111,8 @@ def merge(
     `window_start`: the sacct window's start (cluster clock), see `out_of_window`.
     (The whole update at once; poll itself streams with `merged_records`.)"""
     m = ClusterMerge(cluster, scheduler, snap, now, since_cut, progress, progress_regex)
-    m.out.records.extend(merged_records(m, list(snap.jobs), stored, forget_after_s, window_start))
+    merging = merged_records(m, list(snap.jobs), dict(stored), forget_after_s, window_start)
+    m.out.records.extend(merging)
     return m.out
 
 
@@ -123,9 +124,10 @@ def merged_records(
     window_start: float | None,
 ) -> Iterator[dict[str, Any]]:
     """The records of one cluster's merge as each job is merged, its store changes into
-    `m.out`. `jobs` (the snapshot's facts) is consumed: a job's facts are dropped once its
-    record is built, so a poll of 10,000 jobs never holds facts and records of all of them.
-    Jobs the scheduler no longer reports come last (they need every observed key)."""
+    `m.out`. `jobs` (the snapshot's facts) and `stored` are consumed: a job's facts and its
+    stored entry are dropped once its record is built, so a poll of 10,000 jobs never holds
+    facts, stored jobs and records of all of them at once. Jobs the scheduler no longer
+    reports come last (they need every observed key, and only unobserved stored jobs)."""
     states = m.snap.states
     # a requeued job's attempts fold into its latest; the attempt before says how it ended
     folded, ended_attempt = fold_attempts(jobs, lambda j: judge(j, states=states)["verdict"])
@@ -144,7 +146,7 @@ def merged_records(
         if out_of_window(job, key, stored, window_start):
             continue
         observed[key] = job.get("array_job_id")
-        prev = stored.get(key) or earlier_attempt(job, key, attempts.get(key[:2], ()))
+        prev = stored.pop(key, None) or earlier_attempt(job, key, attempts.get(key[:2], ()))
         m.out.seen += 1
         rec = _merge_job(m, job, key, prev, ended_attempt.get(key))
         if rec is not None:
