@@ -339,13 +339,19 @@ def test_damage_anywhere_is_moved_aside_or_harmless(
     lab.store.write_bytes(bad)
 
     res = lab.poll()
-    assert set(jobs(res)) == {"a", "b"}
+    assert set(jobs(res)) == {"a", "b"}  # the report is never lost
     if errors(res) or how != "overwrite":
         err = the_error(res, "state_reset")
         assert Path(err["moved_to"]).read_bytes() == bad
         assert all(j["new"] for j in jobs(res).values())
     else:
-        assert res.code == 0 and _seen(res) == seen
+        # SQLite keeps no checksums: bytes changed inside a stored value (a verdict's
+        # letters, a time's digits) read back as another value, so what a job is compared
+        # with may differ; the jobs and their verdicts come from the scheduler regardless.
+        assert res.code in (0, 1) and not errors(res)
+        assert {k: j["verdict"] for k, j in _seen(res).items()} == {
+            k: j["verdict"] for k, j in seen.items()
+        }
     clean(lab)
 
 
