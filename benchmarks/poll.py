@@ -92,6 +92,19 @@ def bench_parse(rows: int, repeat: int) -> None:
     print(f"        + combine/merge into {len(merged.records)} records: {merge_s * 1000:.0f} ms")
 
 
+def time_calls(calls: list[list[str]], env: dict[str, str]) -> tuple[float, float]:
+    """Seconds the scheduler calls take run directly: one after another, and all at once."""
+    t = time.perf_counter()
+    for argv in calls:
+        subprocess.run(argv, check=False, capture_output=True, env=env)
+    sequential = time.perf_counter() - t
+    t = time.perf_counter()
+    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, env=env) for a in calls]
+    for p in procs:
+        p.communicate()
+    return sequential, time.perf_counter() - t
+
+
 def sh(*argv: str) -> str:
     env = {**os.environ, **SLURM_ENV}
     return subprocess.run(argv, check=True, capture_output=True, text=True, env=env).stdout
@@ -143,15 +156,9 @@ def bench_poll(jobs: int, repeat: int) -> None:
         env = {**os.environ, "LABCTL_STATE_DIR": str(state / "cli")}
         subprocess.run(cli, capture_output=True, env=env, check=False)  # warm its store
         for _ in range(repeat):
-            t = time.perf_counter()
-            for argv in calls:
-                sh(*argv)
-            bare_s.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            procs = [subprocess.Popen(a, stdout=subprocess.PIPE, env=env_slurm) for a in calls]
-            for p in procs:
-                p.communicate()
-            par_s.append(time.perf_counter() - t)
+            sequential, concurrent = time_calls(calls, env_slurm)
+            bare_s.append(sequential)
+            par_s.append(concurrent)
             t = time.perf_counter()
             list(run([cluster], state_dir=state, settings=settings))
             poll_s.append(time.perf_counter() - t)

@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from poll import sacct_text  # noqa: E402
+from poll import sacct_text, time_calls  # noqa: E402
 
 from labctl.backends.slurm_state import SlurmQuery, state_commands  # noqa: E402
 from labctl.parse.slurm import SLURM_ENV  # noqa: E402
@@ -152,15 +152,9 @@ def live(args: argparse.Namespace, work: Path) -> str | None:
     bare, concurrent, polls, sweeps = [], [], [], []
     sweep = [poll, [*PY, "diagnose"], [*PY, "table", "--format", "table"]]
     for _ in range(args.repeat):
-        t = time.perf_counter()
-        for argv in calls:
-            subprocess.run(argv, check=False, capture_output=True, env=slurm_env)
-        bare.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        procs = [subprocess.Popen(a, stdout=subprocess.PIPE, env=slurm_env) for a in calls]
-        for p in procs:
-            p.communicate()
-        concurrent.append(time.perf_counter() - t)
+        sequential, at_once = time_calls(calls, slurm_env)
+        bare.append(sequential)
+        concurrent.append(at_once)
         polls.append(measure(poll, env))
         sweeps.append(pipeline(sweep, env))  # type: ignore[arg-type]
     b, c = statistics.median(bare), statistics.median(concurrent)
