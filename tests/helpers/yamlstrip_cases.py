@@ -99,6 +99,15 @@ STRIPPED: list[tuple[str, bytes, bytes, int]] = [
         b'%FOO bar baz\n---\n"foo"\n',
         2,
     ),
+    # issue 16: a reserved directive's parameter may hold `#`; only `#` after a blank starts
+    # a comment (PyYAML ignores a reserved directive's parameters: the data alone cannot tell)
+    ("reserved-directive-hash-in-parameter", b"%FOO a#b\n---\nx\n", b"%FOO a#b\n---\nx\n", 0),
+    (
+        "reserved-directive-hash-in-parameter-then-comment",
+        b"%FOO a#b # c\n---\nx\n",
+        b"%FOO a#b\n---\nx\n",
+        1,
+    ),
     (
         "tag-directive-comment",
         b"%TAG ! tag:x.com,2000: # c\n--- !a 1\n",
