@@ -84,6 +84,9 @@ def test_tab_before_comment(data: bytes) -> None:
         pytest.param(b"---\nscalar1 # comment\n%YAML 1.2\n---\n", "'scalar1 %YAML 1.2'", id="EB22"),
         pytest.param(b"a: |+\n  text\n# c\n\nb: 1\n", "'text\\n\\n'", id="h12-keep-chomping"),
         pytest.param(b"a: |+\n  x\n # c\n\n\n", "'x\\n\\n\\n'", id="keep-chomping-at-end"),
+        # issue 16: cutting `# c` would move the BOM to the start, where it is no longer
+        # content: the document `\ufeff# d` would vanish (a refusal, not `comments_remain`)
+        pytest.param(b"# c\n\xef\xbb\xbf# d\n", "turn 1 documents into 0", id="bom-moved-to-start"),
     ],
 )
 def test_refuses_when_data_would_change(data: bytes, fragment: str) -> None:
