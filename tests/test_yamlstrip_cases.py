@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from helpers.yamlstrip_cases import STRIPPED
+from helpers.yamlstrip_cases import INPUT_ERRORS, REFUSED, STRIPPED, TAB_BEFORE
 
 from labctl.yamlstrip import analyze
 from labctl.yamlstrip.compare import compare_data
 from labctl.yamlstrip.engine import PURE_ENGINE
 from labctl.yamlstrip.model import (
-    BINARY,
     DATA_CHANGED,
     INVALID_YAML,
-    NOT_UTF8,
     TAB_BEFORE_COMMENT,
     WITH_EVENTS,
     WITH_NODES,
@@ -63,11 +61,7 @@ def test_comment_positions_and_texts() -> None:
 
 
 # --- 4. tab before `#`: a clear error, the file untouched --------------------------------
-@pytest.mark.parametrize(
-    "data",
-    [b"a: b\t# c\n", b"a:\t# c\n  b: 1\n", b"\t# c\na: 1\n", b"a: [1,\t# c\n 2]\n"],
-    ids=["after-value", "after-colon", "line-start", "in-flow"],
-)
+@pytest.mark.parametrize("data", [d for _, d in TAB_BEFORE], ids=[i for i, _ in TAB_BEFORE])
 def test_tab_before_comment(data: bytes) -> None:
     result = analyze(data, source="t.yaml")
     assert result.reason == TAB_BEFORE_COMMENT
@@ -78,17 +72,7 @@ def test_tab_before_comment(data: bytes) -> None:
 
 
 # --- 12. deleting a comment can change the data: refuse -------------------------------
-@pytest.mark.parametrize(
-    ("data", "fragment"),
-    [
-        pytest.param(b"---\nscalar1 # comment\n%YAML 1.2\n---\n", "'scalar1 %YAML 1.2'", id="EB22"),
-        pytest.param(b"a: |+\n  text\n# c\n\nb: 1\n", "'text\\n\\n'", id="h12-keep-chomping"),
-        pytest.param(b"a: |+\n  x\n # c\n\n\n", "'x\\n\\n\\n'", id="keep-chomping-at-end"),
-        # issue 16: cutting `# c` would move the BOM to the start, where it is no longer
-        # content: the document `\ufeff# d` would vanish (a refusal, not `comments_remain`)
-        pytest.param(b"# c\n\xef\xbb\xbf# d\n", "turn 1 documents into 0", id="bom-moved-to-start"),
-    ],
-)
+@pytest.mark.parametrize(("data", "fragment"), [pytest.param(d, f, id=i) for i, d, f in REFUSED])
 def test_refuses_when_data_would_change(data: bytes, fragment: str) -> None:
     result = analyze(data, source="t.yaml")
     assert not result.verified
@@ -101,21 +85,7 @@ def test_refuses_when_data_would_change(data: bytes, fragment: str) -> None:
 
 
 # --- input errors -----------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("data", "reason"),
-    [
-        pytest.param(b"a: \xff\xfe\n", NOT_UTF8, id="latin1"),
-        pytest.param("a: é\n".encode("latin-1"), NOT_UTF8, id="latin1-e-acute"),
-        pytest.param("a: 1\n".encode("utf-16"), NOT_UTF8, id="utf16-bom"),
-        pytest.param(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", BINARY, id="png"),
-        pytest.param(b"a: 1\n\x00", BINARY, id="nul"),
-        pytest.param(b"a: b\n c: d\n", INVALID_YAML, id="bad-indent"),
-        pytest.param(b"a: [1, 2\n", INVALID_YAML, id="unclosed-flow"),
-        pytest.param(b"key: |#c\n  x\n", INVALID_YAML, id="X4QW-header-hash-no-space"),
-        pytest.param(b"a: \x1b[0m\n", INVALID_YAML, id="control-character"),
-        pytest.param(b"[" * 3000 + b"]" * 3000, INVALID_YAML, id="too-deep"),
-    ],
-)
+@pytest.mark.parametrize(("data", "reason"), [pytest.param(d, r, id=i) for i, d, r in INPUT_ERRORS])
 def test_input_errors(data: bytes, reason: str) -> None:
     result = analyze(data, source="t.yaml")
     assert result.reason == reason, result.message

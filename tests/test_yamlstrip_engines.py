@@ -1,9 +1,10 @@
 """libyaml against PyYAML's pure parser: the same comments, or the pure parser decides.
 
-Every hand-written case, every real sample in tests/fixtures/yamlstrip and every
-generated text is read by both. Either libyaml finds exactly the comments the pure parser
-finds (same offsets, lines, key paths, same stripped bytes and verdict), or libyaml cannot
-vouch for the text and the result is the pure parser's, saying so in `scanner_note`.
+Every hand-written case (stripped, refused or an error), every real sample in
+tests/fixtures/yamlstrip and every generated text is read by both. Either libyaml finds
+exactly the comments the pure parser finds (same offsets, lines, key paths, same stripped
+bytes and verdict), or libyaml cannot vouch for the text and the result is the pure
+parser's, saying so in `scanner_note`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers.yaml_docs import yaml_texts
-from helpers.yamlstrip_cases import STRIPPED
+from helpers.yamlstrip_cases import INPUT_ERRORS, REFUSED, STRIPPED, TAB_BEFORE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +24,7 @@ from labctl.yamlstrip.engine import LIBYAML_ENGINE, PURE_ENGINE, Engine
 from labctl.yamlstrip.keypath import KeyPaths
 from labctl.yamlstrip.model import BINARY, NOT_UTF8
 from labctl.yamlstrip.scan import Span, Unsure, Walker
+from labctl.yamlstrip.spans import TooDeep
 
 pytestmark = pytest.mark.skipif(LIBYAML_ENGINE is None, reason="PyYAML built without libyaml")
 SAMPLES = Path(__file__).parent / "fixtures" / "yamlstrip" / "samples"
@@ -58,11 +60,11 @@ def _same_reading(data: bytes) -> None:
         return
     try:
         pure = _spans(PURE_ENGINE, data)
-    except (yaml.YAMLError, RecursionError):
+    except (yaml.YAMLError, RecursionError, TooDeep):
         pure = None
     try:
         fast = _spans(LIBYAML_ENGINE, data)  # type: ignore[arg-type]
-    except (yaml.YAMLError, Unsure):
+    except (yaml.YAMLError, Unsure, TooDeep):
         fast = None
     if fast is None or pure is None:  # libyaml cannot vouch: the pure parser decides
         assert result.scanner in (None, "pure") and result.scanner_note
@@ -76,6 +78,20 @@ def _same_reading(data: bytes) -> None:
 
 @pytest.mark.parametrize("data", [case[1] for case in STRIPPED], ids=[c[0] for c in STRIPPED])
 def test_hand_written_cases_read_alike(data: bytes) -> None:
+    _same_reading(data)
+
+
+_NOT_STRIPPED = (
+    [(i, d) for i, d in TAB_BEFORE]
+    + [(i, d) for i, d, _ in REFUSED]
+    + [(i, d) for i, d, _ in INPUT_ERRORS]
+)
+
+
+@pytest.mark.parametrize("data", [d for _, d in _NOT_STRIPPED], ids=[i for i, _ in _NOT_STRIPPED])
+def test_refusals_and_errors_read_alike(data: bytes) -> None:
+    """A refusal or an error is the same (reason, message, line, comments) whichever
+    parser read the text first."""
     _same_reading(data)
 
 

@@ -1,8 +1,11 @@
-"""strip-yaml-comments' hand-written nasty cases with their exact expected bytes, shared by
-test_yamlstrip_cases.py (each case stripped and verified) and test_yamlstrip_engines.py
+"""strip-yaml-comments' hand-written nasty cases with their exact expected bytes, and the
+inputs it refuses or reports as errors, shared by test_yamlstrip_cases.py (each case
+stripped and verified, each refusal and error checked) and test_yamlstrip_engines.py
 (libyaml and the pure parser agree on each)."""
 
 from __future__ import annotations
+
+from labctl.yamlstrip.model import BINARY, INVALID_YAML, NOT_UTF8
 
 # (id, input, expected output, number of comments)
 STRIPPED: list[tuple[str, bytes, bytes, int]] = [
@@ -194,4 +197,36 @@ STRIPPED: list[tuple[str, bytes, bytes, int]] = [
         1,
     ),
     ("S98Z-over-indented-blank-lines", b"a: >\n \n  \n   \n # c\n", b"a: >\n \n  \n   \n", 1),
+]
+
+# (id, input): a tab before `#` (4.): a clear error, the file untouched
+TAB_BEFORE: list[tuple[str, bytes]] = [
+    ("after-value", b"a: b\t# c\n"),
+    ("after-colon", b"a:\t# c\n  b: 1\n"),
+    ("line-start", b"\t# c\na: 1\n"),
+    ("in-flow", b"a: [1,\t# c\n 2]\n"),
+]
+
+# (id, input, a fragment of the message): deleting a comment would change the data (12.)
+REFUSED: list[tuple[str, bytes, str]] = [
+    ("EB22", b"---\nscalar1 # comment\n%YAML 1.2\n---\n", "'scalar1 %YAML 1.2'"),
+    ("h12-keep-chomping", b"a: |+\n  text\n# c\n\nb: 1\n", "'text\\n\\n'"),
+    ("keep-chomping-at-end", b"a: |+\n  x\n # c\n\n\n", "'x\\n\\n\\n'"),
+    # issue 16: cutting `# c` would move the BOM to the start, where it is no longer
+    # content: the document `\ufeff# d` would vanish (a refusal, not `comments_remain`)
+    ("bom-moved-to-start", b"# c\n\xef\xbb\xbf# d\n", "turn 1 documents into 0"),
+]
+
+# (id, input, reason): not UTF-8 text, binary, or not YAML
+INPUT_ERRORS: list[tuple[str, bytes, str]] = [
+    ("latin1", b"a: \xff\xfe\n", NOT_UTF8),
+    ("latin1-e-acute", "a: é\n".encode("latin-1"), NOT_UTF8),
+    ("utf16-bom", "a: 1\n".encode("utf-16"), NOT_UTF8),
+    ("png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", BINARY),
+    ("nul", b"a: 1\n\x00", BINARY),
+    ("bad-indent", b"a: b\n c: d\n", INVALID_YAML),
+    ("unclosed-flow", b"a: [1, 2\n", INVALID_YAML),
+    ("X4QW-header-hash-no-space", b"key: |#c\n  x\n", INVALID_YAML),
+    ("control-character", b"a: \x1b[0m\n", INVALID_YAML),
+    ("too-deep", b"[" * 3000 + b"]" * 3000, INVALID_YAML),
 ]
