@@ -20,19 +20,17 @@ from helpers.cli import run_labctl
 from schema_check import assert_valid
 
 CONFIG = Path(__file__).parent / "fixtures" / "gate" / "config.toml"
-DB = "labctl_gate"
-TOTAL_ROWS = 9000
+DB = gate_db.TEST_DB
 SCENARIO_MODELS = sorted(gate_db.EXPECTED)
 PLANTED = "sk-planted-SECRET-4f1d9a7e2b"
 
 
 @pytest.fixture(scope="session")
 def pg() -> dict[str, str]:
-    env = gate_db.env()
+    env = gate_db.ready_env()
     if not env:
         pytest.fail("PostgreSQL is not up: run scripts/pg-up (scripts/test does)")
-    gate_db.ensure(DB, TOTAL_ROWS - len(gate_db.SCENARIO) - len(gate_db.BOB_ROWS))
-    return {**env, "PGDATABASE": DB}
+    return env
 
 
 @pytest.fixture

@@ -21,6 +21,9 @@ import psycopg  # noqa: TID253 - a test helper, not a start-up path
 PG_DIR = Path(os.environ.get("LABCTL_PG_DIR", "/tmp/labctl-pg"))
 SEED_VERSION = "gate-1"
 BENCHMARKS = ("humaneval", "gsm8k", "toxicity")
+# the tests' database, shared by every gate test module: made once, at this size, and reused
+TEST_DB = "labctl_gate"
+TEST_ROWS = 9000
 
 SCHEMA = """
 CREATE TABLE sandbox_jobs (
@@ -177,6 +180,16 @@ def conninfo(dbname: str = "postgres") -> str:
     e = env()
     host, port = e.get("PGHOST", str(PG_DIR)), e.get("PGPORT", "54329")
     return f"host={host} port={port} user={e.get('PGUSER', 'postgres')} dbname={dbname}"
+
+
+def ready_env() -> dict[str, str]:
+    """PG* variables of the seeded tests' database (seeded first if need be); {} when
+    PostgreSQL is not up."""
+    base = env()
+    if not base:
+        return {}
+    ensure(TEST_DB, TEST_ROWS - len(SCENARIO) - len(BOB_ROWS))
+    return {**base, "PGDATABASE": TEST_DB}
 
 
 def seeded(dbname: str) -> int | None:
