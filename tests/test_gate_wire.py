@@ -6,6 +6,7 @@ The database is the seeded one of tests/test_gate_db.py (tests/fakes/gate_db.py)
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +98,25 @@ def test_a_where_filter_is_applied_by_the_server_on_both_sources(
         params = dict(req["params"])
         assert params["model"] == "in.(m-pass,m-below,m-partial)", req["query"]
         assert params["partial"] == "eq.false", req["query"]
+
+
+# -- nothing listening ------------------------------------------------------------------------
+def closed_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_a_supabase_url_where_nothing_listens_is_one_error_and_exit_3() -> None:
+    """(postgrest-py retries a GET whose connection failed 3 times, 1 + 2 + 4 s apart: ~7 s.)"""
+    url = f"http://127.0.0.1:{closed_port()}"
+    env = {"SUPABASE_URL": url, "SUPABASE_KEY": PLANTED}
+    res = gate("release", "--source", "supabase", env=env)
+    assert res.code == 3, res.stderr
+    (err,) = res.records
+    assert err["kind"] == "error" and err["reason"] == "unreachable", err
+    assert url in err["message"]
+    assert "Traceback" not in res.stderr
+    assert PLANTED not in res.stdout + res.stderr
