@@ -3,7 +3,8 @@
 A results gate (`[[gates]]` in the config) reads only the columns it needs from its
 table — each score extracted from the JSON `stats` on the server, never the whole blob —
 with every filter on the server (finished status, the configured user's rows, the
-required benchmarks, `--model`), from PostgreSQL (a named cursor; DATABASE_URL or PG*),
+required benchmarks, `--model`, the gate's `where`; the `partial` flag is read and judged
+here, see labctl.gate.query), from PostgreSQL (a named cursor; DATABASE_URL or PG*),
 Supabase (supabase-py, keyset pages of ≤ 1000 rows; SUPABASE_URL/SUPABASE_KEY) or JSON
 Lines rows on stdin (`--source -`). One `verdict` per model × benchmark and one `gate`
 per model; a missing, null or non-numeric score never passes. Nothing is written unless
@@ -76,7 +77,13 @@ def cli(
         Path | None, typer.Option("--input", "-i", help="Read rows or records from FILE.")
     ] = None,
 ) -> int:
-    """Pass/fail per model from evaluation results (bounded memory), or a lifecycle streak."""
+    """Pass/fail per model from evaluation results (bounded memory), or a lifecycle streak.
+
+    A results gate filters on the server: finished status, the configured user's rows,
+    the required benchmarks, --model and the gate's `where`. Its `partial` flag is the
+    exception: it is read as a column and labctl sets partial runs aside itself, so a
+    benchmark whose only runs are partial fails as partial_run rather than missing.
+    """
     from labctl.gate.run import run_gate
 
     return lc.emit(

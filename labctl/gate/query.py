@@ -4,6 +4,12 @@ One `Query` serves every source: the PostgreSQL adapter renders it as one SELECT
 named cursor, the Supabase adapter as PostgREST parameters paged by keyset, and rows read
 on stdin are filtered by `matches` in Python. Never `*`, never a whole JSON column: each
 score is one extracted JSON path (`m0`, `m1`, …).
+
+Every row filter is in the query (finished status, owner, the required benchmarks,
+`--model`, the gate's `where`), except one: a gate's `partial` flag is a column the rows
+bring back, and the tally sets partial runs aside. Filtering them on the server would make
+a benchmark whose only runs are partial look like one never run (`missing`); read, they
+are reported as `partial_run`. It costs one small column per row, never the stats blob.
 """
 
 from __future__ import annotations
@@ -63,6 +69,8 @@ def build_query(gate: ResultsGate, models: Sequence[str] = ()) -> Query:
     add(Path(gate.model_column), gate.model_column)
     add(Path(gate.benchmark_column), gate.benchmark_column)
     time_out = add(Path(gate.time_column), gate.time_column) if gate.time_column else None
+    # `partial` is read, not filtered: the tally counts partial runs so that a benchmark with
+    # only partial runs says `partial_run`, not `missing` (a server filter would hide them)
     partial_out = add(gate.partial, "partial") if gate.partial is not None else None
     metric_out = {}
     n = 0

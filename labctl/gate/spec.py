@@ -15,6 +15,8 @@ is read when the gate asked for is misconfigured. Results gate keys:
     time_column       which run is the latest (then id); "" = by id alone (default
                       "created_at")
     partial           optional column or JSON path; true = a partial run, never counted
+                      (read and set aside by labctl, not filtered by the server, so that
+                      only partial runs give `partial_run`, not `missing`)
     where             optional {column = value or [values]}: more equality filters
     combine           "latest" (default) or "mean_last_n" (with last_n, default 3); never max
     register_table    where --register writes the outcome (default "gate_results")
