@@ -402,3 +402,43 @@ def test_an_earlier_jobs_cancel_in_an_appended_file_gives_no_fingerprint() -> No
     appended = diagnose_text("epoch 1\n" + killed + "epoch 1\nSuccessfully completed.\n")
     assert cancelled["category"] == "cancelled" and cancelled["fingerprint"]
     assert appended["category"] == "healthy" and appended["fingerprint"] is None
+
+
+# -- corpus7's splits: one failure worded by different releases, wordings and victims -------
+
+
+def test_rays_memory_monitor_kill_is_one_failure_whatever_the_wording_or_victim() -> None:
+    kills = [
+        "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n",
+        "The actor is dead because its worker process has died. Worker exit type: "
+        "NODE_OUT_OF_MEMORY Worker exit detail: Task was killed due to the node running low on "
+        "memory.\n",
+        "(raylet) [2025-01-01 00:00:00,000 E 99 99] (raylet) node_manager.cc:3040: 4 Workers "
+        "(tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other "
+        "reasons at node (ID: abc123, IP: 10.0.0.9) over the last time period.\n",
+    ]
+    fps = {_fp(k) for k in kills}
+    assert len(fps) == 1
+    kernel = _fp("slurmstepd: error: Detected 1 oom_kill event in StepId=77.batch.\n")
+    assert kernel not in fps
+
+
+def test_a_rendezvous_port_in_use_is_one_failure_whatever_the_port_host_or_wording() -> None:
+    """torch's two wordings of TCPStore's bind failure, on other ports and hosts; a client that
+    cannot reach the store is another failure."""
+    binds = [
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local "
+        "network address. The server socket has failed to bind to [::]:30786 (errno: 98 - Address "
+        "already in use). The server socket has failed to bind to 0.0.0.0:30786 (errno: 98 - "
+        "Address already in use).\n",
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local "
+        "network address. port: 29500, useIpv6: false, code: -98, name: EADDRINUSE, message: "
+        "address already in use\n",
+    ]
+    fps = {_fp(TB_LOAD + b) for b in binds}
+    assert len(fps) == 1
+    client = _fp(
+        TB_LOAD + "torch.distributed.DistNetworkError: The client socket has failed to connect to "
+        "[node07]:29500 (errno: 111 - Connection refused).\n"
+    )
+    assert client not in fps

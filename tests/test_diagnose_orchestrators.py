@@ -291,10 +291,10 @@ def test_a_second_launch_that_fails_while_the_first_trains_is_not_the_jobs_end()
     first holds; the first goes on logging epochs."""
     d = diagnose_text(STEPS[:400] + RENDEZVOUS + LOGGED_EPOCHS)
     assert d["category"] == "healthy" and d["failed"] is False, d["why"]
-    assert why(d)["dist_init_error"].startswith("survived")
+    assert why(d)["rendezvous_port_in_use"].startswith("survived")
     # a launch that fails and is the log's end is the job's failure
     end = diagnose_text(STEPS[:400] + RENDEZVOUS)
-    assert (end["category"], end["catalog_id"]) == ("nccl_error", "dist_init_error")
+    assert (end["category"], end["catalog_id"]) == ("nccl_error", "rendezvous_port_in_use")
 
 
 # -- a failure logged just before the traceback it names ----------------------------------

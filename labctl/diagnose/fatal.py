@@ -57,7 +57,7 @@ def _close(d: Cand, c: Cand, gap: int) -> bool:
 def rank_fatal(
     cat: Catalog, fatal: list[Cand], cands: list[Cand], complete: bool, gap: int
 ) -> Ranked:
-    explained = _explained(cat, fatal, cands, gap)
+    explained = explained_by(cat, fatal, cands, gap)
     free = [c for c in fatal if id(c) not in explained] or list(fatal)
     free.sort(key=lambda c: (c.hit.from_end, -c.entry.specificity))
     cluster = [free[0]]
@@ -82,11 +82,12 @@ def rank_fatal(
     return out
 
 
-def _explained(
+def explained_by(
     cat: Catalog, fatal: list[Cand], cands: list[Cand], gap: int
 ) -> dict[int, tuple[Cand, Cand]]:
-    """id(candidate) -> (candidate, the fatal hit explaining it). When every fatal hit is
-    explained (a cycle), the fatal ones stay free."""
+    """id(candidate) -> (candidate, the hit of `fatal` explaining it). When every hit of
+    `fatal` is explained (a cycle), those stay free. rank.py passes the wrappers as `fatal`
+    when no fatal hit is left: a shutdown report explains the aftermath it caused."""
     by_entry: dict[int, list[Cand]] = {}
     for c in fatal:
         by_entry.setdefault(c.idx, []).append(c)

@@ -15,7 +15,9 @@ Rules, in order:
    progress (SURVIVE_LINES or more lines later), or -- for a `survivable` message (shell/conda
    noise, a launch that failed before it ran anything, a DataLoader worker's own crash
    report) -- followed by any progress or an independent failure, or -- `last_only`, a job
-   script's command -- followed by any output, was survived and is never the root cause
+   script's command -- followed by any output, or -- the same failure again -- followed by
+   progress when the job went on past an earlier occurrence of it (a sweep's sub-run that
+   aborts, recurring.py), was survived and is never the root cause
    (end-of-job markers are exempt, but from a later success: a later job's). Demoted
    candidates are listed in `also` with the reason; a traceback whose exception line is one
    of them was survived too.
@@ -26,7 +28,8 @@ Rules, in order:
    go to higher specificity (a chained traceback's first exception is printed first).
 5. No fatal hit: weak evidence (bare `Killed`, exit 137) → its entry, low confidence; else
    only wrappers/end reports (ChildFailedError, SIGTERM cascades, "Exited with exit code 1")
-   → the latest one, lowest confidence.
+   → the earliest one that no other of them explains (a keyboard interrupt explains the
+   DataLoader threads' tracebacks it caused, printed before or after it), lowest confidence.
 6. A failure logged at WARNING/INFO level just before (LOGGED_CAUSE_LINES) an uncaught traceback
    that no entry names is that traceback's cause: a library logs the status it is about to
    raise (TensorFlow's `W ... OP_REQUIRES failed at save_restore_v2_ops.cc: Permission denied`
@@ -56,9 +59,10 @@ from labctl.diagnose.demote import (
     pos,
     why_not,
 )
-from labctl.diagnose.fatal import CLUSTER_GAP, lesser, rank_fatal, reported
+from labctl.diagnose.fatal import CLUSTER_GAP, explained_by, lesser, rank_fatal, reported
 from labctl.diagnose.hits import CatalogHit
 from labctl.diagnose.jobstate import JobState
+from labctl.diagnose.recurring import recurrences
 
 LOGGED_CAUSE_LINES = 3  # a logged failure this close above an uncaught traceback names it
 
@@ -195,6 +199,7 @@ def _demoted(
         why = why_not(cat, c, successes, ctx)
         if why:
             out[id(c)] = why
+    out.update(recurrences(cat, cands, out, ctx))  # a sweep's sub-runs that fail (recurring.py)
     earlier = [d for d in cands if id(d) in out and out[id(d)].reason == "earlier_run"]
     for c in cands:
         if id(c) not in out and (why := opening_survived(cat, c, earlier, successes, ctx)):
@@ -217,9 +222,15 @@ def _rank_live(cat: Catalog, live: list[Cand], complete: bool, gap: int) -> Rank
     if not (weak or wrappers):
         return None
     pool = weak or wrappers
-    root = max(pool, key=lambda c: (c.hit.from_end, c.entry.specificity))
-    rest = [c for c in _first_per_entry(live) if c.idx != root.idx]
+    explained = explained_by(cat, pool, pool, gap)  # an interrupt explains its aftermath
+    free = [c for c in pool if id(c) not in explained] or pool
+    root = max(free, key=lambda c: (c.hit.from_end, c.entry.specificity))
     why = "weak evidence too" if weak else "another wrapper"
+    also = [
+        (c, _explained_why(explained[id(c)][1]) if id(c) in explained else lesser(c, why, root))
+        for c in _first_per_entry(live)
+        if c.idx != root.idx
+    ]
     conf = 0.45 if weak else 0.3
     by = "exit_code" if root.hit.synthetic == "scheduler" or reported(cat, root) else "log"
     reason = (
@@ -227,7 +238,11 @@ def _rank_live(cat: Catalog, live: list[Cand], complete: bool, gap: int) -> Rank
         if weak
         else "only a report of a failure whose cause this log does not show"
     )
-    return Ranked(by, root, conf, also=[(c, lesser(c, why, root)) for c in rest], why=reason)
+    return Ranked(by, root, conf, also=also, why=reason)
+
+
+def _explained_why(d: Cand) -> Why:
+    return Why("explained", f"explained by {d.entry.id} ({pos(d)})", by=d)
 
 
 def _uncaught(ctx: Context, demoted: list[Cand]) -> bool:
