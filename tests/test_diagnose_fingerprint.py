@@ -407,6 +407,25 @@ def test_an_earlier_jobs_cancel_in_an_appended_file_gives_no_fingerprint() -> No
 # -- corpus7's splits: one failure worded by different releases, wordings and victims -------
 
 
+def test_a_shells_kill_report_is_one_failure_whatever_the_command_it_echoes() -> None:
+    """bash names the command a signal ended, with the run's own arguments; a bare `Killed`
+    line says the same. Another signal is another failure."""
+    reports = [
+        "Killed\n",
+        "/var/spool/slurmd/job9001/slurm_script: line 28:  4542 Killed                  "
+        "CUDA_VISIBLE_DEVICES=0,1 python train.py --seed 3 --lr 3e-4\n",
+        "/var/spool/torque/mom_priv/jobs/812.SC: line 62: 98110 Killed                  "
+        "/opt/tools/asm/bin/assemble --threads 64 -r reads.fa -o out/\n",
+        "run.sh: line 7: 77 Killed\n",
+    ]
+    assert len({_fp(r) for r in reports}) == 1
+    segv = _fp("run.sh: line 7: 77 Segmentation fault      (core dumped) ./solver --n 8\n")
+    assert segv not in {_fp(r) for r in reports}
+    assert normalise("line 7: 77 Segmentation fault      (core dumped) ./a") == (
+        "Segmentation fault (core dumped)"
+    )
+
+
 def test_rays_memory_monitor_kill_is_one_failure_whatever_the_wording_or_victim() -> None:
     kills = [
         "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n",
@@ -421,6 +440,25 @@ def test_rays_memory_monitor_kill_is_one_failure_whatever_the_wording_or_victim(
     assert len(fps) == 1
     kernel = _fp("slurmstepd: error: Detected 1 oom_kill event in StepId=77.batch.\n")
     assert kernel not in fps
+
+
+def test_a_cuda_oom_is_one_failure_whatever_the_gpus_state_or_the_torch_release() -> None:
+    """What the GPU held at that moment -- its capacity, what was free, what other processes
+    had (printed only when some do) -- and one release's typo are no difference."""
+    ooms = [
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 7.90 GiB. GPU 0 has "
+        "a total capacty of 39.39 GiB of which 8.17 GiB is free. Including non-PyTorch memory, "
+        "this process has 31.38 GiB memory in use. Process 120085 has 414.00 MiB memory in use. "
+        "Of the allocated memory 23.95 GiB is allocated by PyTorch, and 6.11 GiB is reserved by "
+        "PyTorch but unallocated.\n",
+        "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 9.31 GiB. GPU 5 "
+        "has a total capacity of 31.74 GiB of which 3.64 GiB is free. Including non-PyTorch "
+        "memory, this process has 28.09 GiB memory in use. Of the allocated memory 27.25 GiB is "
+        "allocated by PyTorch, and 69.27 MiB is reserved by PyTorch but unallocated.\n",
+    ]
+    assert len({_fp(TB_LOAD + o) for o in ooms}) == 1
+    other = _fp(TB_LOAD + "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    assert other != _fp(TB_LOAD + ooms[0])
 
 
 def test_a_rendezvous_port_in_use_is_one_failure_whatever_the_port_host_or_wording() -> None:

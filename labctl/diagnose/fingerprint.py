@@ -1,6 +1,6 @@
 """Stable failure fingerprints (research §12).
 
-fingerprint = first 16 hex digits of sha256(`v4|category|catalog id|exception type|message`),
+fingerprint = first 16 hex digits of sha256(`v5|category|catalog id|exception type|message`),
 where the message is the root-cause line from the start of the catalog match (so per-run
 prefixes such as timestamps, ranks and merged progress-bar frames fall away), with launcher
 and logger prefixes stripped and per-run values masked by fixed, ordered rules:
@@ -24,16 +24,26 @@ and logger prefixes stripped and per-run values masked by fixed, ordered rules:
                decimal digits is a number, however long)
   <SIZE>       a size with its unit (20.00 MiB, 1.5 GiB, 4096 bytes)
   <NUM>        every other number (sizes, steps, ranks, pids, ports, durations, job ids)
+  GPU state    an allocator's report of the GPU at the failed allocation -- its capacity and
+               what is free ("GPU <NUM> has a total capacity of ... is free.", spelt
+               "capacty" by some torch releases), what other processes hold there ("Process
+               <NUM> has ... memory in use.", printed only when some do) -- is dropped: the
+               state of the device at that moment, not the failure
+  shell job    a shell's report of a command a signal ended (`script: line 28:  4542 Killed
+               <command>`) is its status alone (`Killed`, as a bare line says it): the command
+               it echoes carries the run's own arguments (seeds, paths, hyperparameters)
 
-The exception type is reduced to its last component (`torch.OutOfMemoryError` and
-`torch.cuda.OutOfMemoryError` are one failure), the normalised message is cut at
-MESSAGE_CHARS (so a long line's tail, cut where its raw length happens to fall, never splits
-one failure in two), and a type two ranks printed at once
+The exception type is reduced to its last component, in the message too
+(`torch.OutOfMemoryError` and `torch.cuda.OutOfMemoryError` are one failure), the normalised
+message is cut at MESSAGE_CHARS (so a long line's tail, cut where its raw length happens to fall,
+never splits one failure in two), and a type two ranks printed at once
 (`SyntaxErrorSyntaxError`) to one copy. PyTorch's "(when checking argument for argument x in
 method y)" suffix is dropped. An entry with `fingerprint = "entry"` (a full disk or quota) is
-identified by the entry alone. The rules are versioned (`v4`; v1 masked whole paths and NCCL
-sequence numbers, v2 took decimal runs of 8+ digits for hex, v3 kept an interpreter's version):
-changing them means a new version, never a silent regrouping.
+identified by the entry alone. The rules are versioned (`v5`; v1 masked whole paths and NCCL
+sequence numbers, v2 took decimal runs of 8+ digits for hex, v3 kept an interpreter's version,
+v4 a GPU's state in an allocator's report, the command a shell's job report echoes and an
+exception type's module path in the message): changing them means a new version, never a
+silent regrouping.
 """
 
 from __future__ import annotations
@@ -42,7 +52,7 @@ import hashlib
 import re
 from collections.abc import Callable
 
-VERSION = "v4"
+VERSION = "v5"
 MESSAGE_CHARS = 300  # of the normalised message: where a long line is cut is no difference
 
 _PREFIXES = [
@@ -125,6 +135,26 @@ _RULES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"\|[ █▏▎▍▌▋▊▉#]*\|"), "|"),
     (re.compile(r"(?:<NUM>)(?:\s*[,x×*]\s*<NUM>)+"), "<NUM>"),
 ]
+# after masking: a GPU's state in an allocator's report, and a shell job report's command
+_ACCOUNTING = re.compile(
+    r"\b(GPU <NUM>) has a total capac\w* of <SIZE> of which <SIZE> is free\."
+    r"|\s*\bProcess <NUM> has <SIZE> memory in use\."
+)
+_SHELL_JOB = re.compile(
+    r"\bline <NUM>: <NUM> ((?:Killed|Terminated|Aborted|Hangup|Quit|Bus error|Segmentation fault"
+    r"|Floating point exception|Illegal instruction|User defined signal <NUM>"
+    r"|Trace/breakpoint trap|CPU time limit exceeded|File size limit exceeded)"
+    r"(?: \(core dumped\))?)(?: .*)?$"
+)
+
+
+_MODULE_PATH = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)+(?=[A-Z]\w*(?:Error|Exception)\b)")
+
+
+def _accounting(m: re.Match[str]) -> str:
+    return f"{m.group(1)}." if m.group(1) else ""
+
+
 _EXC = re.compile(
     r"(?<![\w.])(?P<exc>(?:[A-Za-z_]\w*(?:\.|::))*"
     r"(?:[A-Z]\w*(?:Error|Exception|Interrupt|Failure|Fault)|Exception))"
@@ -163,7 +193,8 @@ def normalise(text: str) -> str:
         text = rx.sub(repl, text)
     text = text.replace("\x01", "<NUM>")
     text = re.sub("\x00([A-Z]+)\x00", lambda m: kept[_index(m.group(1))], text)
-    return " ".join(text.split())
+    text = " ".join(text.split())
+    return _SHELL_JOB.sub(r"\1", _ACCOUNTING.sub(_accounting, text))
 
 
 def undouble(exc: str | None) -> str | None:
@@ -193,7 +224,8 @@ def exception_type(text: str, at: int | None = None) -> str | None:
 def fingerprint(category: str, catalog_id: str, exc_type: str | None, message: str) -> str:
     """16 hex digits identifying this failure across runs."""
     exc = (exc_type or "").rsplit(".", 1)[-1]
-    key = "|".join((VERSION, category, catalog_id, exc, normalise(message)[:MESSAGE_CHARS]))
+    text = _MODULE_PATH.sub("", normalise(message))[:MESSAGE_CHARS]
+    key = "|".join((VERSION, category, catalog_id, exc, text))
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
