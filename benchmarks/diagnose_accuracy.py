@@ -15,10 +15,9 @@ corpus3 only for its first (26/35), corpus4 only for its first (100/104 against 
 labels; see its README), corpus5 only for its first (62/76 = 81.6 %, recorded in its README
 before its misses were fixed), corpus6 only for its first (57/72 = 79.2 %: it was collected,
 labelled and committed before any engine was run on it; its README records the figure before
-its misses were fixed). corpus7 likewise was collected, labelled and committed before any
-engine was run on it and is untouched until its first scoring (its README records it); it has
-no floor. Every later figure is measured on data the engine has been fixed on: a regression
-guard, not an accuracy.
+its misses were fixed), corpus7 only for its first (78/83 = 94.0 %, collected, labelled and
+committed the same way; its README records the figure before its misses were fixed). Every later
+figure is measured on data the engine has been fixed on: a regression guard, not an accuracy.
 FLOORS are those guards (the figures reached); the exit code is 1 when a corpus present falls
 below its floor or flags a healthy log, so the benchmark doubles as a local regression check.
 """
@@ -44,6 +43,7 @@ FLOORS = {
     "corpus4": 104,
     "corpus5": 76,
     "corpus6": 72,
+    "corpus7": 83,
 }
 
 
