@@ -1,4 +1,4 @@
-"""Scoring of the labelled diagnose corpora (corpus2 to corpus7; issue 15).
+"""Scoring of the labelled diagnose corpora (corpus2 to corpus8; issue 15).
 
 What labctl commits about a corpus is in tests/fixtures/diagnose/<corpus>/: manifest.toml
 (labels, citations, sha256 of every file), split.toml (corpus2's tune/holdout halves),

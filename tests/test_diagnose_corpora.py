@@ -1,4 +1,4 @@
-"""The labelled corpora's committed part (tests/fixtures/diagnose/corpus2 to corpus7):
+"""The labelled corpora's committed part (tests/fixtures/diagnose/corpus2 to corpus8):
 manifests that cite every copied file exactly (repository, pinned commit, sha256 of the
 published file and of the copy, the trimming), a split drawn by source group, and committed
 issue excerpts only -- the copied repository files are local, never in the repository
