@@ -144,3 +144,20 @@ def test_ruamel_round_trip_does_not_keep_bytes_but_we_do() -> None:
     expected = b"%YAML 1.1\n---\nlr:    3.0e-4\nsteps: [1,  2]\nitems:\n    - 'x'\n"
     assert out.getvalue().encode() != expected
     assert analyze(data).new_data == expected
+
+
+# --- a stripped text that no longer parses at all: refuse, never raise ------------------
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param(b"#\n\xef\xbb\xbf[#]\n", id="bom-then-flow-hash"),
+        pytest.param(b"#\n\xef\xbb\xbf[null #]\n", id="bom-then-flow-inline"),
+    ],
+)
+def test_a_stripped_text_that_does_not_parse_is_refused(data: bytes) -> None:
+    """A BOM after the first line makes libyaml defer to the pure parser, whose events
+    differ early; the stripped text then does not even parse (found by the hash property
+    test: analyze raised yaml's ParserError)."""
+    result = analyze(data, source="t.yaml")
+    assert result.reason == "invalid_after_strip" and not result.verified
+    assert result.new_data == data and not result.changed

@@ -39,7 +39,16 @@ def compare_data(
     """`model.WITH_SAFE_LOAD`/`WITH_NODES` when the data is strictly equal, else
     (`data_changed`, where it changed, the line of its document)."""
     roots_before = _roots(engine, before)
-    roots_after = _roots(engine, after)
+    try:
+        roots_after = _roots(engine, after)
+    except yaml.YAMLError as exc:  # the events differed early; the rest does not even parse
+        mark = getattr(exc, "problem_mark", None)
+        return (
+            model.INVALID_AFTER_STRIP,
+            f"removing the comments would make the YAML invalid ({summary(exc)}); "
+            "nothing was changed",
+            None if mark is None else mark.line + 1,
+        )
     lines = [root.start_mark.line + 1 for root in roots_before]
     if len(roots_after) != len(roots_before):
         return (
