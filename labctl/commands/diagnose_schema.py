@@ -23,7 +23,7 @@ REASONS = (
     "root_cause",
     "survived", "logged", "notice", "later_success", "later_failure", "after_failure", "too_few",
     "explained", "wrapper", "weak", "later", "earlier_event", "outranked",
-    "scheduler", "completed", "hung", "earlier_report", "earlier_run",
+    "scheduler", "completed", "hung", "earlier_report", "earlier_run", "earlier_job", "handled",
 )  # fmt: skip
 _LINE = {"line": INT_OR_NULL, "line_from_end": INT_OR_NULL}
 _CANDIDATE = {
@@ -44,7 +44,9 @@ _CANDIDATE = {
             "wrapper (of the root cause), weak, later (later than the root cause), "
             "earlier_event, outranked, scheduler (its state decides), completed, hung, "
             "earlier_report (the last end report decides), earlier_run (a run before the "
-            "log's last one: an appended submission, the script's earlier run)",
+            "log's last one: an appended submission, the script's earlier run), earlier_job "
+            "(before an earlier job's end: another job's end follows), handled (an exception "
+            "being handled when an interrupt came)",
         },
         "why": {"type": "string"},
         "by": {

@@ -34,12 +34,14 @@ The diagnosis dict (`kind: "diagnosis"`):
                     after it; logged at WARNING/INFO level; an informational notice; later
                     success; a later independent failure; after the program failed (shell
                     noise after a traceback); an earlier run of a log holding several (an
-                    appended submission); explained by X; wrapper; outranked)
+                    appended submission); an earlier job's (another job's end follows);
+                    handled when an interrupt came; explained by X; wrapper; outranked)
     candidates      [{catalog_id, category, role, line, line_from_end, count, fate, reason, why,
                       by}]: every candidate in log order (the scheduler's last) and its fate --
                     `won` (the root cause, reason root_cause) or `demoted` (reason survived,
                     logged, notice, later_success, later_failure, after_failure, too_few,
-                    earlier_run, explained, wrapper, weak, later, earlier_event, outranked,
+                    earlier_run, earlier_job, handled, explained, wrapper, weak, later,
+                    earlier_event, outranked,
                     scheduler, completed, hung, earlier_report); `by` is what decided it
                     ({catalog_id, role, line, line_from_end} of a hit, or a line that is none:
                     role "progress", the last forward-progress line; "run_start", where the

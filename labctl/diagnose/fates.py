@@ -4,8 +4,9 @@ cause `won`, the others `demoted`, each with a snake_case `reason`, the sentence
 decided it: a hit, or the last forward-progress line).
 
 Reasons: root_cause; survived, logged, notice, later_success, later_failure, after_failure,
-too_few, earlier_run (demote.py, rank.py); explained, wrapper, weak, later, earlier_event,
-outranked (fatal.py); scheduler, completed, hung, earlier_report (rank.py).
+too_few, earlier_run (demote.py, rank.py); earlier_job, handled (endings.py); explained,
+wrapper, weak, later, earlier_event, outranked (fatal.py); scheduler, completed, hung,
+earlier_report (rank.py).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 from labctl.diagnose.catalog import Catalog
 from labctl.diagnose.fingerprint import exception_type
 from labctl.diagnose.hits import MAX_TEXT, CatalogHit, clip, message
-from labctl.diagnose.signs import quiet
+from labctl.diagnose.signs import in_warning, quiet
 
 MAX_LINE = 1 << 20  # bytes without a line break before a forced cut
 MAX_LOOK = 256 << 10
@@ -108,15 +108,16 @@ def make_hit(
     head = line[:at].decode("utf-8", "replace")
     text = head + line[at : at + 4 * MAX_TEXT].decode("utf-8", "replace")
     exc = exception_type(text, len(head))
+    before, after = lines_before(data, ls, CONTEXT_BEFORE), lines_after(data, le, CONTEXT_AFTER, n)
     return CatalogHit(
         entry=i,
         rel=rel,
-        quiet=quiet(line[:at]),
+        quiet=quiet(line[:at]) or in_warning(before, after),  # a warning's message line too
         notice=exc is None and cat.is_notice(line, at),
         text=clip(line),
         key=message(line[at:]),
         exc=exc,
-        before=tuple(clip(b) for b in lines_before(data, ls, CONTEXT_BEFORE)),
-        after=tuple(clip(b) for b in lines_after(data, le, CONTEXT_AFTER, n)),
+        before=tuple(clip(b) for b in before),
+        after=tuple(clip(b) for b in after),
         groups=cat.groups(i, line) if cat.capture_rx[i] else {},
     )

@@ -10,7 +10,9 @@ Rules, in order:
    exitCode; `exit` entries) counts the same way; a report of 0 is a success marker.
 3. Demotion (demote.py): a candidate of an earlier run of a log that holds several (its first
    line recurs: an appended submission, the script's next run; restarts.py) never decides,
-   nor does one the last run printed as it started when an earlier run went on past it. A
+   nor does one the last run printed as it started when an earlier run went on past it, nor
+   one at or before an end-of-job marker that progress and a later job's end follow, nor an
+   exception being handled when an interrupt came (endings.py). A
    candidate written at WARNING/INFO level, followed by a success marker, followed by forward
    progress (SURVIVE_LINES or more lines later), or -- for a `survivable` message (shell/conda
    noise, a launch that failed before it ran anything, a DataLoader worker's own crash
@@ -59,6 +61,7 @@ from labctl.diagnose.demote import (
     pos,
     why_not,
 )
+from labctl.diagnose.endings import earlier_jobs, handled
 from labctl.diagnose.fatal import CLUSTER_GAP, explained_by, lesser, rank_fatal, reported
 from labctl.diagnose.hits import CatalogHit
 from labctl.diagnose.jobstate import JobState
@@ -196,9 +199,10 @@ def _demoted(
     fatal = [c for c in cands if c.entry.role == "fatal"]
     out: dict[int, Why] = {}
     for c in cands:
-        why = why_not(cat, c, successes, ctx)
+        why = why_not(cat, c, successes, ctx) or handled(cat, c, cands)
         if why:
             out[id(c)] = why
+    out.update(earlier_jobs(cat, cands, out, ctx))  # several jobs' ends in one file
     out.update(recurrences(cat, cands, out, ctx))  # a sweep's sub-runs that fail (recurring.py)
     earlier = [d for d in cands if id(d) in out and out[id(d)].reason == "earlier_run"]
     for c in cands:

@@ -7,10 +7,13 @@ its last command's). A new run starts where the log's opening line -- what the j
 first: a module system's or a site script's banner, a framework's start-up line -- recurs whole.
 The opening must be banner-like (at least MIN_OPENING characters with letters, not indented, no
 progress, no failure: `opening`), so a short header, a separator, a traceback's header or frame
-that one program repeats is not taken for a new run.
+that one program repeats is not taken for a new run. A job script that prints the date first
+(`date`: `Mon Jan 19 10:28:25 2026`, `2026-01-19 10:28:25`) starts every run with another one:
+its opening is then a time stamp of that shape followed by the same second line (a requeued
+SLURM job prints it again after its preemption banner), matched at least MIN_OPENING long.
 
 - `learn_head(data, lo, hi)`: the log's first HEAD_LINES lines (the opening and what follows it);
-- `last_restart(data, lo, hi, head, line0, at_log_start)`: the last line in data[lo:hi] that
+- `last_restart(data, lo, hi, head, opening, at_log_start)`: the last line in data[lo:hi] that
   repeats the opening: its offset, and how many of the head's lines the new run repeats, when
   the first run went on past them (0 when it did not: it ended inside its opening).
 
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 HEAD_LINES = 32
@@ -30,6 +34,26 @@ HEAD_BYTES = 64 << 10
 MIN_OPENING = 16  # characters of the opening line, blanks excluded
 MAX_OPENING = 4096
 _LETTERS = re.compile(rb"[A-Za-z]")
+
+
+# `date`'s output alone on a line (C locale, a zone or not; ISO 8601): a run's own time stamp
+_STAMP = re.compile(
+    rb"^\s*(?:(?:[A-Z][a-z]{2},? +)?(?:[A-Z][a-z]{2} +\d{1,2}|\d{1,2} +[A-Z][a-z]{2})"
+    rb"(?: +\d{4})? +\d{1,2}:\d{2}:\d{2}(?: *[AP]M)?(?: +[A-Z]{2,5}| +[+-]\d{4})?(?: +\d{4})?"
+    rb"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Opening:
+    """What starts a run: `line` recurring whole, or (`stamped`) a time stamp of any value
+    followed by `line` (the log's second line)."""
+
+    line: bytes
+    stamped: bool = False
+
+    def starts(self, line: bytes) -> bool:
+        return bool(_STAMP.match(line)) if self.stamped else line == self.line
 
 
 def learn_head(data: bytes, lo: int, hi: int) -> list[bytes]:
@@ -45,44 +69,70 @@ def learn_head(data: bytes, lo: int, hi: int) -> list[bytes]:
     return out
 
 
-def opening(head: Sequence[bytes], cat: Any) -> bytes | None:
-    """The line whose recurrence starts a new run, or None when the log's first line is
-    too short or has no letters, is indented (a traceback's frame, a table's row), shows
-    progress (a step counter repeats by nature) or looks like a failure (a traceback's header
-    recurs in a chained exception; a catalog candidate)."""
+def opening(head: Sequence[bytes], cat: Any) -> Opening | None:
+    """What starts a new run, or None when the log's first line is too short or has no
+    letters, is indented (a traceback's frame, a table's row), shows progress (a step counter
+    repeats by nature) or looks like a failure (a traceback's header recurs in a chained
+    exception; a catalog candidate). A first line that is a time stamp alone is matched by its
+    shape, with the second line, which must be long enough and no progress or failure."""
     if not head:
         return None
+    if _STAMP.match(head[0]):
+        second = bytes(head[1]) if len(head) > 1 else b""
+        if len(b"".join(second.split())) < MIN_OPENING or _busy(second, cat):
+            return None
+        return Opening(second, stamped=True)
     line = bytes(head[0])
     text = line.strip()
     if len(b"".join(text.split())) < MIN_OPENING or len(line) > MAX_OPENING:
         return None
-    if line[:1] in (b" ", b"\t") or len(_LETTERS.findall(text)) < 3:
+    if line[:1] in (b" ", b"\t") or len(_LETTERS.findall(text)) < 3 or _busy(line, cat):
         return None
-    for rx in (cat.progress_rx, cat.prefilter):
-        if rx is not None and rx.search(line):
-            return None
-    return line
+    return Opening(line)
+
+
+def _busy(line: bytes, cat: Any) -> bool:
+    """Progress or a catalog candidate, or too long to be an opening."""
+    if len(line) > MAX_OPENING:
+        return True
+    return any(rx is not None and rx.search(line) for rx in (cat.progress_rx, cat.prefilter))
 
 
 def last_restart(
-    data: bytes, lo: int, hi: int, head: Sequence[bytes], line0: bytes, *, at_log_start: bool
+    data: bytes, lo: int, hi: int, head: Sequence[bytes], op: Opening, *, at_log_start: bool
 ) -> tuple[int, int] | None:
-    """(offset, shared) of the last line starting in data[lo:hi] that equals `line0`; `shared`
-    is the number of head lines the run repeats from there, or 0 when the first run did not
-    go on past them. None when the opening does not recur there."""
-    needle = b"\n" + line0 + b"\n"
-    i = data.rfind(needle, max(lo - 1, 0), hi)
-    if i >= 0 and i + 1 >= lo:
-        p = i + 1
-    elif lo == 0 and not at_log_start and data.startswith(line0 + b"\n"):
-        p = 0  # a region of the log's tail that starts with a new run
-    else:
+    """(offset, shared) of the last line starting in data[lo:hi] that starts a run (`op`);
+    `shared` is the number of head lines the run repeats from there, or 0 when the first run
+    did not go on past them. None when the opening does not recur there."""
+    p = _last_stamped(data, lo, hi, op.line, at_log_start) if op.stamped else None
+    if not op.stamped:
+        needle = b"\n" + op.line + b"\n"
+        i = data.rfind(needle, max(lo - 1, 0), hi)
+        if i >= 0 and i + 1 >= lo:
+            p = i + 1
+        elif lo == 0 and not at_log_start and data.startswith(op.line + b"\n"):
+            p = 0  # a region of the log's tail that starts with a new run
+    if p is None:
         return None
     shared, pos = 0, p
     while shared < len(head) and pos < len(data):
         e = data.find(b"\n", pos)
-        if e < 0 or data[pos:e] != head[shared]:
+        line = data[pos:e] if e >= 0 else b""
+        if e < 0 or not (line == head[shared] or (shared == 0 and op.starts(line))):
             break
         shared, pos = shared + 1, e + 1
-    went_on = shared < len(head) and head[shared] != line0
+    went_on = shared < len(head) and not op.starts(head[shared])
     return p, shared if went_on else 0
+
+
+def _last_stamped(data: bytes, lo: int, hi: int, second: bytes, at_log_start: bool) -> int | None:
+    """Offset of the last time-stamp line starting in data[lo:hi] that `second` follows."""
+    needle = b"\n" + second + b"\n"
+    end = hi
+    while (i := data.rfind(needle, max(lo, 0), end)) >= 0:
+        s = data.rfind(b"\n", 0, i)
+        p = s + 1
+        if p >= lo and _STAMP.match(data[p:i]) and (s >= 0 or not at_log_start):
+            return p
+        end = i + len(needle) - 1
+    return None

@@ -99,7 +99,7 @@ class Scanner(CandidateLines):
         # this scan starts at the log's first byte, and the last line that repeats the first
         self._at_start = not skip_partial_first if at_start is None else at_start
         self._head: list[bytes] | None = list(head) if head is not None else None
-        self._opening: bytes | None = None
+        self._opening: restarts.Opening | None = None
         self._restart: tuple[int, int] | None = None  # (rel line, head lines it repeats)
 
     # -- input ------------------------------------------------------------------------------

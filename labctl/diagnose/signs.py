@@ -5,6 +5,10 @@
   `[W file.cpp:12]`, `NCCL INFO`, TensorFlow's `I tensorflow/...cc:12]`, a Python warning
   category `UserWarning:`). A traceback printed inside a WARNING/INFO record is a logged
   warning, not a crash.
+- `in_warning(before, after)`: a line of a Python warning's message that the warning's header
+  (`path.py:8: RuntimeWarning: Failed to read commit hash:`) starts above it and its quoted
+  source line (indented) ends below it -- the message of an exception the warning reports
+  (`No module named 'x'`) is the warning's text, written at warning level like its header.
 - `last_progress(rx, data, lo, hi, before)`: where the job last moved on in data[lo:hi] -- the
   last forward-progress line (a step, an epoch, a progress bar; the catalog's `[progress]`
   patterns) whose text differs from the one before it -- searched from the end so a block
@@ -14,7 +18,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
+
+from labctl.diagnose.hits import strip_prefix
 
 # levels that mean "this was reported, not raised": the job goes on after such a line
 QUIET_LEVELS = frozenset({"warning", "info", "debug"})
@@ -29,6 +36,9 @@ _PYWARN = re.compile(rb"\b[A-Z]\w*Warning: |^Warning: ")
 _ERRWORD = re.compile(rb"(?i)\b(?:error|fatal|exception|traceback)\b")
 _LETTERS = {b"I": "info", b"W": "warning", b"E": "error", b"F": "error"}
 WINDOWS = (2 << 10, 16 << 10, 256 << 10)
+_WARN_HEAD = re.compile(rb"\.py:\d+: [A-Z]\w*Warning: ")
+_ANSI = re.compile(rb"\x1b\[[0-9;]*m")
+WARNING_LINES = 2  # message lines between a warning's header and its source line, at most
 
 
 def level(prefix: bytes) -> str | None:
@@ -53,6 +63,29 @@ def errorish(prefix: bytes) -> bool:
     """Written at an error level, or said to be an error, before the match (`srun: error:`,
     `E0101 ...`, `[ERROR]`): such a line is never a mere notice."""
     return level(prefix) in ("error", "critical", "fatal") or bool(_ERRWORD.search(prefix))
+
+
+def in_warning(before: Sequence[bytes], after: Sequence[bytes]) -> bool:
+    """Is the line between `before` (oldest first) and `after` part of a Python warning's
+    message: its header above, only message lines between, its source line below?"""
+    for b in reversed(before[-WARNING_LINES:]):
+        if _WARN_HEAD.search(b):
+            break
+        if _indented(b) or not b.strip():
+            return False
+    else:
+        return False
+    for a in after[:WARNING_LINES]:
+        if _indented(a):
+            return True
+        if not a.strip():
+            return False
+    return False
+
+
+def _indented(line: bytes) -> bool:
+    body = strip_prefix(_ANSI.sub(b"", line))
+    return body[:1] in (b" ", b"\t") and bool(body.strip())
 
 
 def last_progress(
