@@ -480,3 +480,60 @@ def test_a_rendezvous_port_in_use_is_one_failure_whatever_the_port_host_or_wordi
         "[node07]:29500 (errno: 111 - Connection refused).\n"
     )
     assert client not in fps
+
+
+def test_a_slurm_banner_names_its_reason_never_its_node_or_release() -> None:
+    """v6: older SLURM prints the node after the banner; one time limit, one preemption, one
+    cancel by its owner whatever the release, the job, the node or the time -- and the three
+    are never one another."""
+    fps = {}
+    for reason in (" DUE TO TIME LIMIT", " DUE TO PREEMPTION", ""):
+        banners = [
+            f"slurmstepd: error: *** JOB 2743269 ON gr009 CANCELLED AT 2025-11-29T19:02:11"
+            f"{reason} ***\n",
+            f"slurmstepd: *** JOB 468071 CANCELLED AT 2016-04-22T22:58:14{reason} *** on "
+            "c222-404\n",
+            f"slurmstepd-sasquatch: error: *** STEP 36361.0 ON sasquatch CANCELLED AT "
+            f"2021-07-19T17:50:09{reason} ***\n",
+        ]
+        one = {_fp(b) for b in banners}
+        assert len(one) == 1, (reason, banners)
+        fps[reason] = one.pop()
+    assert len(set(fps.values())) == 3
+    assert normalise("*** JOB 1 CANCELLED AT 2016-04-22T22:58:14 *** on c222-404") == (
+        "*** JOB <NUM> CANCELLED AT <TS> ***"
+    )
+    # a person's cancel in other schedulers' words is the same failure
+    assert _fp("TERM_OWNER: job killed by owner.\n") == fps[""]
+
+
+def test_the_cgroup_oom_killer_is_one_failure_in_every_wording() -> None:
+    """slurmstepd's two wordings of an oom-kill event (any count, any step), the kernel's and a
+    pod's: the killer's report names the limit and its victim, never the program's cause."""
+    kills = [
+        "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=25908.batch. Some of your "
+        "processes may have been killed by the cgroup out-of-memory handler.\n",
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=61769502.batch. Some of the step "
+        "tasks have been OOM Killed.\n",
+        "slurmstepd: error: Detected 3 oom_kill events in StepId=87754.0. Some of the step tasks "
+        "have been OOM Killed.\n",
+        "Last State: Terminated  Reason: OOMKilled  Exit Code: 137\n",
+    ]
+    fps = {_fp(k) for k in kills}
+    assert len(fps) == 1
+    assert _fp(TB_LOAD + "torch.OutOfMemoryError: CUDA out of memory.\n") not in fps
+
+
+def test_an_appended_file_ending_in_a_preemption_never_shares_a_cancels_fingerprint() -> None:
+    """Its earlier job's bare cancel is an earlier job's: the file's fingerprint is its last end's;
+    a requeued job that trains on has none (it is healthy), so it joins no preemption."""
+    steps = "".join(f"Step {i}: loss=0.0{i % 9 + 1}\n" for i in range(40))
+    cancel = "slurmstepd: error: *** JOB 304184 ON dgx-10 CANCELLED AT 2025-10-16T02:31:48 ***\n"
+    preempt = cancel.replace("JOB 304184", "JOB 310529").replace(" ***", " DUE TO PREEMPTION ***")
+    appended = diagnose_text("== eval ==\n" + cancel + "== train ==\n" + steps + preempt)
+    assert appended["category"] == "preemption"
+    assert appended["fingerprint"] == _fp(steps + preempt) != _fp(steps + cancel)
+    smi = "| NVIDIA-SMI 570.158.01    Driver Version: 570.158.01    CUDA Version: 12.8 |\n"
+    requeued = "Mon Jan 19 10:28:25 2026\n" + smi + steps + preempt
+    requeued += "Wed Jan 21 15:46:12 2026\n" + smi + steps.replace("Step ", "Step 1")
+    assert diagnose_text(requeued)["fingerprint"] is None

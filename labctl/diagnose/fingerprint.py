@@ -1,6 +1,6 @@
 """Stable failure fingerprints (research §12).
 
-fingerprint = first 16 hex digits of sha256(`v5|category|catalog id|exception type|message`),
+fingerprint = first 16 hex digits of sha256(`v6|category|catalog id|exception type|message`),
 where the message is the root-cause line from the start of the catalog match (so per-run
 prefixes such as timestamps, ranks and merged progress-bar frames fall away), with launcher
 and logger prefixes stripped and per-run values masked by fixed, ordered rules:
@@ -32,6 +32,9 @@ and logger prefixes stripped and per-run values masked by fixed, ordered rules:
   shell job    a shell's report of a command a signal ended (`script: line 28:  4542 Killed
                <command>`) is its status alone (`Killed`, as a bare line says it): the command
                it echoes carries the run's own arguments (seeds, paths, hyperparameters)
+  banner node  the node older SLURM releases print after an end banner (`*** JOB 4711
+               CANCELLED AT <time> DUE TO TIME LIMIT *** on c222-404`) is dropped, as the
+               node inside it (`ON <node>`) is masked: where the job ran, not why it ended
 
 The exception type is reduced to its last component, in the message too
 (`torch.OutOfMemoryError` and `torch.cuda.OutOfMemoryError` are one failure), the normalised
@@ -39,11 +42,11 @@ message is cut at MESSAGE_CHARS (so a long line's tail, cut where its raw length
 never splits one failure in two), and a type two ranks printed at once
 (`SyntaxErrorSyntaxError`) to one copy. PyTorch's "(when checking argument for argument x in
 method y)" suffix is dropped. An entry with `fingerprint = "entry"` (a full disk or quota) is
-identified by the entry alone. The rules are versioned (`v5`; v1 masked whole paths and NCCL
+identified by the entry alone. The rules are versioned (`v6`; v1 masked whole paths and NCCL
 sequence numbers, v2 took decimal runs of 8+ digits for hex, v3 kept an interpreter's version,
 v4 a GPU's state in an allocator's report, the command a shell's job report echoes and an
-exception type's module path in the message): changing them means a new version, never a
-silent regrouping.
+exception type's module path in the message, v5 the node an older SLURM banner ends with):
+changing them means a new version, never a silent regrouping.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ import hashlib
 import re
 from collections.abc import Callable
 
-VERSION = "v5"
+VERSION = "v6"
 MESSAGE_CHARS = 300  # of the normalised message: where a long line is cut is no difference
 
 _PREFIXES = [
@@ -148,6 +151,7 @@ _SHELL_JOB = re.compile(
 )
 
 
+_BANNER_NODE = re.compile(r"(\*\*\*) on \S+$")
 _MODULE_PATH = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)+(?=[A-Z]\w*(?:Error|Exception)\b)")
 
 
@@ -194,7 +198,8 @@ def normalise(text: str) -> str:
     text = text.replace("\x01", "<NUM>")
     text = re.sub("\x00([A-Z]+)\x00", lambda m: kept[_index(m.group(1))], text)
     text = " ".join(text.split())
-    return _SHELL_JOB.sub(r"\1", _ACCOUNTING.sub(_accounting, text))
+    text = _SHELL_JOB.sub(r"\1", _ACCOUNTING.sub(_accounting, text))
+    return _BANNER_NODE.sub(r"\1", text)
 
 
 def undouble(exc: str | None) -> str | None:
