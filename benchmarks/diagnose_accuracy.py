@@ -19,7 +19,7 @@ its misses were fixed), corpus7 only for its first (78/83 = 94.0 %, collected, l
 committed the same way; its README records the figure before its misses were fixed). corpus8
 was collected, labelled and committed the same way (from repositories and trackers no earlier
 corpus cites) and is untouched only for its first scoring (67/76 = 88.2 %, recorded in its
-README); it has no floor. Every later figure is
+README, before its misses were fixed). Every later figure is
 measured on data the engine has been fixed on: a regression guard, not an accuracy.
 FLOORS are those guards (the figures reached); the exit code is 1 when a corpus present falls
 below its floor or flags a healthy log, so the benchmark doubles as a local regression check.
@@ -47,6 +47,7 @@ FLOORS = {
     "corpus5": 76,
     "corpus6": 72,
     "corpus7": 83,
+    "corpus8": 76,
 }
 
 
