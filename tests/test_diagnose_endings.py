@@ -12,12 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers.diagnose_logs import TB
 
 from labctl.diagnose import diagnose_text
 
 STEPS = "".join(f"Step {i}: grad_norm=0.1{i % 10}, loss=0.0{i % 9 + 1}\n" for i in range(40))
-TB = 'Traceback (most recent call last):\n  File "/work/run/train.py", line 88, in <module>\n'
-TB += "    trainer.fit(model)\n"
 SMI = (
     "+-------------------------------------------------------------------------+\n"
     "| NVIDIA-SMI 570.158.01    Driver Version: 570.158.01    CUDA Version: 12.8 |\n"

@@ -8,15 +8,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers.diagnose_logs import STEPS
+from helpers.diagnose_logs import TB_MAIN as TB
 
 from labctl.diagnose import diagnose_chunks, diagnose_text
 
-STEPS = "".join(f"step {i} | loss {2 - i / 100:.4f} | lr 2e-05\n" for i in range(60))
 CONDA = (
     "\nCommandNotFoundError: Your shell has not been properly configured to use "
     "'conda activate'.\nTo initialize your shell, run\n\n    $ conda init <SHELL_NAME>\n\n"
 )
-TB = 'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    main()\n'
 OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0\n"
 
 

@@ -14,12 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.diagnose_logs import STEPS, TB
 
 from labctl.diagnose import diagnose_path, diagnose_text
 
-STEPS = "".join(f"step {i} | loss {2 - i / 100:.4f} | lr 2e-05\n" for i in range(60))
-TB = 'Traceback (most recent call last):\n  File "/work/run/train.py", line 88, in <module>\n'
-TB += "    trainer.fit(model)\n"
 PBS_REPORT = (
     "\n=============================================================\n"
     "   Exit Status:        1\n"

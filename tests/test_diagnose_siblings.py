@@ -9,12 +9,11 @@ import random
 from typing import Any
 
 import pytest
+from helpers.diagnose_logs import TB
 
 from labctl.diagnose import diagnose_text, wrap
 
 STEPS = "".join(f"step {i} | loss {2 - i / 100:.4f} | lr 2e-05\n" for i in range(40))
-TB = 'Traceback (most recent call last):\n  File "/work/run/train.py", line 88, in <module>\n'
-TB += "    trainer.fit(model)\n"
 
 
 def why(d: dict[str, Any]) -> dict[str, str]:

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from helpers.cli import run_labctl
+from helpers.diagnose_logs import STEPS
+from helpers.diagnose_logs import TB_MAIN as TB
 from hypothesis import given
 from hypothesis import strategies as st
 from schema_check import assert_valid
@@ -18,8 +20,6 @@ from schema_check import assert_valid
 from labctl.commands.diagnose_schema import REASONS
 from labctl.diagnose import diagnose_chunks, diagnose_text
 
-STEPS = "".join(f"step {i} | loss {2 - i / 100:.4f} | lr 2e-05\n" for i in range(60))
-TB = 'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    main()\n'
 OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0\n"
 CONDA = (
     "CommandNotFoundError: Your shell has not been properly configured to use 'conda activate'.\n"
