@@ -39,7 +39,8 @@ def _wait(what: str, cond, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            queue = slurm("squeue", "-a", "-o", "%i %P %j %T %C %R", check=False)
+            raise AssertionError(f"timed out waiting for {what}; the queue:\n{queue}")
         time.sleep(0.5)
 
 

@@ -49,7 +49,9 @@ def _submit(sc: Scenario) -> None:
     w = sc.workdir
     sc.ids["completed"] = sbatch(w, "-J", sc.name("completed"), wrap="echo done")
     sc.ids["failed"] = sbatch(w, "-J", sc.name("failed"), wrap="echo boom >&2; exit 3")
-    sc.ids["timeout"] = sbatch(w, "-J", sc.name("timeout"), "--time=5", wrap="sleep 300")
+    sc.ids["timeout"] = sbatch(
+        w, "-J", sc.name("timeout"), "--time=5", wrap="echo started; exec sleep 300"
+    )
     sc.ids["cancelled"] = sbatch(w, "-J", sc.name("cancelled"), wrap="sleep 300")
     sc.ids["oom"] = sbatch(w, "-J", sc.name("oom"), "--mem=60M", script=OOM_SCRIPT)
     sc.ids["array"] = sbatch(
@@ -72,6 +74,15 @@ def _submit(sc: Scenario) -> None:
     sc.ids["custom log"] = sbatch(w, "-J", sc.name("custom-log"), script=CUSTOM_LOG_SCRIPT)
 
 
+def _script_ran(sc: Scenario, what: str) -> bool:
+    """The job's script has started: a time limit hit while slurmd is still launching it
+    kills the batch step before its shell runs (CANCELLED 0:0, no signal to report)."""
+    if what != "timeout":
+        return True
+    log = sc.workdir / f"slurm-{sc.ids[what]}.out"
+    return log.exists() and log.read_text(errors="replace").startswith("started")
+
+
 def _drive(sc: Scenario, deadline: float) -> None:
     """Cancel and time out the running ones, then wait until every job has settled."""
     ids = sc.ids
@@ -79,7 +90,7 @@ def _drive(sc: Scenario, deadline: float) -> None:
     while True:
         states = sacct_states(list(ids.values()))
         for what in ("timeout", "cancelled"):
-            if what not in pushed and states.get(ids[what]) == "RUNNING":
+            if what not in pushed and states.get(ids[what]) == "RUNNING" and _script_ran(sc, what):
                 pushed.add(what)
                 if what == "cancelled":
                     slurm("scancel", ids[what])
@@ -161,7 +172,13 @@ def test_every_way_a_job_ends_gets_its_verdict(tmp_path: Path, scenario: Scenari
     assert (
         got["array_2"]["exit_code"] == 5 and got["array_2"]["array_job_id"] == scenario.ids["array"]
     )
-    assert got["timeout"]["signal"] == 15 and 0 < got["timeout"]["time_limit_s"] <= 300
+    timed_out = got["timeout"]
+    assert timed_out["signal"] == 15 and 0 < timed_out["time_limit_s"] <= 300, (
+        timed_out,
+        slurm(
+            "sacct", "-n", "-P", "-D", "-j", scenario.ids["timeout"], "-o", "JobID,State,ExitCode"
+        ),
+    )
     assert got["cancelled"]["state_raw"] == "CANCELLED by 0"
     assert "oom" in got["oom"]["log_markers"] and got["oom"]["signal"] == 9
     assert got["odd name"]["name"] == f"{scenario.tag} lr=3e-4|bs=64 ü"
