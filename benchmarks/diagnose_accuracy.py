@@ -58,6 +58,7 @@ FLOORS = {
     "corpus6": 72,
     "corpus7": 83,
     "corpus8": 76,
+    "corpus10": 36,
 }
 
 

@@ -70,7 +70,9 @@ class CandidateLines(TracebackFollower):
             self._tb.quiet = quiet(lead)
             self._tb.lead = lead if logged else b""
             if self.cat.frames_set is not None:
-                self._tb.tags = self.cat.frames_match(lines_before(data, ls, CONTEXT_BEFORE))
+                # the lines before it, and what it interrupted on its own line (a progress bar)
+                before = [*lines_before(data, ls, CONTEXT_BEFORE), lead]
+                self._tb.tags = self.cat.frames_match(before)
             self._tb_next = rel + 1
             self._follow(data, le + 1, n, rel + 1, final)
 

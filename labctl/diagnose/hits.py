@@ -111,3 +111,4 @@ class RegionScan:
     tracebacks: list[Traceback]
     last_progress: int | None = None  # rel line of the last forward-progress line
     restart: tuple[int, int] | None = None  # the last run (restarts.py): rel line, lines shared
+    ends_ignored: bool = False  # it stops inside a traceback printed "Exception ignored in"

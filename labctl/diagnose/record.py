@@ -37,6 +37,7 @@ class Findings:
         self.bytes = 0
         self.tail: list[str] = []
         self.tbs: list[tuple[int, Traceback]] = []  # (header from_end, traceback)
+        self.ends_ignored = False  # the tail is the frames of an "Exception ignored" traceback
         self.regions = 0
         self.progress: int | None = None  # from_end of the last forward-progress line
         self.restart: tuple[int, int] | None = None  # the last run: from_end, lines shared
@@ -58,6 +59,7 @@ class Findings:
             self.restart = (self.lines + n - res.restart[0] + 1, res.restart[1])
         if self.regions == 0:
             self.tail = res.tail
+            self.ends_ignored = res.ends_ignored
         self.lines += n
         self.bytes += res.bytes_in
         self.regions += 1
@@ -77,7 +79,7 @@ class Findings:
         cut = last is not None and last[1].exc_rel is None and last[0] <= TB_END
         return Context(
             progress_from_end=self.progress,
-            ends_in_traceback=cut or _ends_in_frames(self.tail),
+            ends_in_traceback=cut or (not self.ends_ignored and _ends_in_frames(self.tail)),
             last_traceback=(last[0], last[1].quiet) if last else None,
             last_exception=last[1].exc_rel if last else None,
             lines=self.lines if complete else None,

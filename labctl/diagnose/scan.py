@@ -129,6 +129,7 @@ class Scanner(CandidateLines):
 
     def finish(self) -> RegionScan:
         self._process(final=True)
+        ends_ignored = self._tb is not None and self._tb.ignored
         if self._tb is not None:
             self._end_tb(self._tb, None, None)
         for rel in sorted(self._pending_exc):
@@ -145,6 +146,7 @@ class Scanner(CandidateLines):
             list(self.tracebacks),
             self._progress,
             self._restart,
+            ends_ignored,
         )
 
     def close(self) -> None:
