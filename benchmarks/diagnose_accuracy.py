@@ -58,8 +58,12 @@ FLOORS = {
     "corpus6": 72,
     "corpus7": 83,
     "corpus8": 76,
+    "corpus9": 54,
     "corpus10": 36,
 }
+# healthy logs a set is known to flag, left as they are (each set's README says why): the
+# benchmark fails on any other
+KNOWN_FLAGGED = {"corpus9": {"chgcnn-graph-data-mp-ids-missing-runtimewarnings-done"}}
 
 
 def _sets(corpus: Corpus, half: str | None) -> dict[str, list[str] | None]:
@@ -76,7 +80,8 @@ def _print(name: str, corpus: Corpus, rep: Report, args: argparse.Namespace) -> 
         print(f"  missing locally (not scored): {len(rep.missing)} cases")
     print(rep.table())
     floor = FLOORS.get(name)
-    ok = not rep.healthy_flagged and (args.no_floors or floor is None or rep.right >= floor)
+    flagged = set(rep.healthy_flagged) - KNOWN_FLAGGED.get(name, set())
+    ok = not flagged and (args.no_floors or floor is None or rep.right >= floor)
     if floor is not None and not args.no_floors and not rep.missing:
         print(f"  floor {floor}: {'held' if rep.right >= floor else 'BROKEN'}")
     print(f"  healthy flagged as failed: {len(rep.healthy_flagged)}", end="")

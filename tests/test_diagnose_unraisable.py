@@ -175,3 +175,76 @@ def test_a_timeout_that_interrupts_a_training_bar_is_not() -> None:
     assert verdict(bar + NET_TB + "socket.timeout: The read operation timed out\n")[0] != (
         "hf_hub_error"
     )
+
+
+# -- corpus9 (committed job outputs): the same classes of miss, and their siblings ------------
+
+LAUNCH_TB = (
+    "Traceback (most recent call last):\n"
+    '  File "/opt/venv/lib/python3.8/site-packages/torch/nn/modules/module.py", line 1518, in f\n'
+    "    return self._call_impl(*args, **kwargs)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "[2024-01-07 17:09:13,336] torch.distributed.elastic.agent.server.api: [WARNING] "
+        "Received Signals.SIGINT death signal, shutting down workers\n",
+        "[rank1]: 2024-01-07 17:09:13,338 INFO torch.distributed.elastic: Sending process 5004 "
+        "closing signal SIGINT\n",
+    ],
+)
+def test_a_record_another_process_logs_amid_the_frames_is_no_exception(record: str) -> None:
+    log = STEPS + LAUNCH_TB + record + '  File "m.py", line 9, in f\n    x = y.pow(2)\n'
+    log += "KeyboardInterrupt\n"
+    assert verdict(log)[:2] == ("cancelled", True)
+
+
+def test_a_timestamped_opening_that_recurs_starts_a_new_run() -> None:
+    def run(t: str) -> str:
+        return (
+            f"2025-05-06 20:{t},402 INFO Watch our forum for announcements and news\n"
+            f"2025-05-06 20:{t},403 WARNING The API syntax has changed; see the request code\n"
+        )
+
+    first = run("14:27") + "downloading 2012-01 ...\n" + TB_KBD
+    second = run("14:52") + "".join(f"downloaded 2012-{m:02d}\n" for m in range(1, 13))
+    assert verdict(first + second + "all downloads finished\n")[:2] == ("healthy", False)
+    # the same records inside one run (no second record after the first) start nothing
+    once = run("14:27") + TB_KBD
+    assert verdict(once)[:2] == ("cancelled", True)
+
+
+TB_KBD = (
+    "Traceback (most recent call last):\n"
+    '  File "/data/tools/fetch.py", line 56, in <module>\n    time.sleep(sleep)\n'
+    "KeyboardInterrupt\n"
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "torch.distributed.elastic.multiprocessing.api.SignalException: Process 16 got signal: 1",
+        "Hangup",
+    ],
+)
+def test_a_hang_up_is_a_stop_from_outside_not_the_codes_error(line: str) -> None:
+    d = diagnose_text(STEPS + line + "\n")
+    assert (d["category"], d["catalog_id"], d["retryable"]) == ("cancelled", "hangup", True)
+
+
+def test_the_interpreter_refusing_its_own_options_is_a_usage_error() -> None:
+    log = (
+        "unknown option --master_port=25678\n"
+        "usage: python [option] ... [-c cmd | -m mod | file | -] [arg] ...\n"
+        "Try `python -h' for more information.\n"
+    )
+    assert verdict(log) == ("code_error", True, "cli_usage_error")
+
+
+def test_any_c_tools_fail_to_open_report_is_its_missing_input() -> None:
+    log = "[bwa_aln] 17bp reads: max_diff = 2\n"
+    log += "[bwa_seq_open] fail to open file 'read200.fa' : No such file or directory\n"
+    assert verdict(log) == ("code_error", True, "bio_tool_input_failed")

@@ -44,16 +44,34 @@ _STAMP = re.compile(
 )
 
 
+# a logger's time stamp before a record's text: `2025-05-06 20:14:27,402 INFO ...`
+_LOGSTAMP = re.compile(
+    rb"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s+(?=\S)"
+)
+
+
 @dataclass(frozen=True)
 class Opening:
     """What starts a run: `line` recurring whole, or (`stamped`) a time stamp of any value
-    followed by `line` (the log's second line)."""
+    followed by `line` (the log's second line), or (`logged`) a logger's record whose text after
+    its time stamp is `line`, followed by the record whose text is `then` (two records, since
+    one record's text may recur within a run)."""
 
     line: bytes
     stamped: bool = False
+    logged: bool = False
+    then: bytes = b""
 
     def starts(self, line: bytes) -> bool:
+        if self.logged:
+            return unstamped(line) == self.line
         return bool(_STAMP.match(line)) if self.stamped else line == self.line
+
+
+def unstamped(line: bytes) -> bytes | None:
+    """A logger record's text without its time stamp (None when it has none)."""
+    m = _LOGSTAMP.match(line)
+    return line[m.end() :] if m else None
 
 
 def learn_head(data: bytes, lo: int, hi: int) -> list[bytes]:
@@ -83,12 +101,23 @@ def opening(head: Sequence[bytes], cat: Any) -> Opening | None:
             return None
         return Opening(second, stamped=True)
     line = bytes(head[0])
-    text = line.strip()
-    if len(b"".join(text.split())) < MIN_OPENING or len(line) > MAX_OPENING:
-        return None
-    if line[:1] in (b" ", b"\t") or len(_LETTERS.findall(text)) < 3 or _busy(line, cat):
+    rest = unstamped(line)
+    if rest is not None:
+        then = unstamped(bytes(head[1])) if len(head) > 1 else None
+        if then is None or not (_usable(rest, cat) and _usable(then, cat)):
+            return None
+        return Opening(rest, logged=True, then=then)
+    if not _usable(line, cat):
         return None
     return Opening(line)
+
+
+def _usable(line: bytes, cat: Any) -> bool:
+    """Long enough, with letters, not indented, no progress and no failure."""
+    text = line.strip()
+    if len(b"".join(text.split())) < MIN_OPENING or len(line) > MAX_OPENING:
+        return False
+    return not (line[:1] in (b" ", b"\t") or len(_LETTERS.findall(text)) < 3 or _busy(line, cat))
 
 
 def _busy(line: bytes, cat: Any) -> bool:
@@ -105,7 +134,9 @@ def last_restart(
     `shared` is the number of head lines the run repeats from there, or 0 when the first run
     did not go on past them. None when the opening does not recur there."""
     p = _last_stamped(data, lo, hi, op.line, at_log_start) if op.stamped else None
-    if not op.stamped:
+    if op.logged:
+        p = _last_logged(data, lo, hi, op, at_log_start)
+    elif not op.stamped:
         needle = b"\n" + op.line + b"\n"
         i = data.rfind(needle, max(lo - 1, 0), hi)
         if i >= 0 and i + 1 >= lo:
@@ -133,6 +164,23 @@ def _last_stamped(data: bytes, lo: int, hi: int, second: bytes, at_log_start: bo
         s = data.rfind(b"\n", 0, i)
         p = s + 1
         if p >= lo and _STAMP.match(data[p:i]) and (s >= 0 or not at_log_start):
+            return p
+        end = i + len(needle) - 1
+    return None
+
+
+def _last_logged(data: bytes, lo: int, hi: int, op: Opening, at_log_start: bool) -> int | None:
+    """Offset of the last line starting in data[lo:hi] that is a time-stamped record with the
+    opening's text, followed by one with the text of the log's second record."""
+    needle = op.line + b"\n"
+    end = hi
+    while (i := data.rfind(needle, max(lo, 0), end)) >= 0:
+        p = data.rfind(b"\n", 0, i) + 1
+        e = data.find(b"\n", i + len(needle))
+        nxt = data[i + len(needle) : e if e >= 0 else len(data)]
+        m = _LOGSTAMP.match(data[p : i + 1])
+        at_start = m is not None and p + m.end() == i
+        if at_start and p >= lo and (p > 0 or not at_log_start) and unstamped(nxt) == op.then:
             return p
         end = i + len(needle) - 1
     return None

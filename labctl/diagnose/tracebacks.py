@@ -16,10 +16,13 @@ from typing import Any
 
 from labctl.diagnose.hits import MAX_TEXT, CatalogHit, Traceback, clip, message
 from labctl.diagnose.lines import make_hit
+from labctl.diagnose.signs import quiet
 
 TB_MAX_LINES = 400
 TAGS_KEPT = 64
 _EXC = re.compile(rb"^(?P<exc>[A-Za-z_][\w.]*)(?::|\s*$)")
+# a timestamped record (a launcher's, another rank's logger) -- never an exception line
+_STAMPED = re.compile(rb"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
 # an exception line ending a traceback: line start, line end, block end, raw line, exception
 # type, the line without its prefix, whether the traceback was written at WARNING/INFO level
 Pending = tuple[int, int, int, bytes, str, bytes, bool]
@@ -61,6 +64,9 @@ class TracebackFollower:
             tb.seen += 1
             wrapped = bool(self._wrap) and tb.last_len == self._wrap  # a row of a wrapped frame
             tb.last_len = len(raw)
+            if tb.frames and (_interleaved(raw) or _interleaved(body)):
+                pos, rel = e + 1, rel + 1  # another process's log record, amid the frames
+                continue
             if body.strip() and _indent(body) <= tb.indent and not wrapped:  # frames sit deeper
                 self._end_tb(tb, rel, raw, data=data, ls=pos, le=e, hi=hi)
                 return
@@ -123,3 +129,10 @@ class TracebackFollower:
 
 def _indent(body: bytes) -> int:
     return len(body) - len(body.lstrip(b" \t"))
+
+
+def _interleaved(body: bytes) -> bool:
+    """A log record at WARNING/INFO/DEBUG level with a timestamp, printed by another process
+    (torchelastic's agent, another rank) while this traceback was being written: it neither
+    ends the traceback nor is its exception."""
+    return bool(_STAMPED.match(body)) and quiet(body)
