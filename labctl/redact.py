@@ -217,14 +217,23 @@ class Redactor:
     def may_hold(self, line: str) -> bool:
         """Whether a JSON line could hold a secret `value` would remove: False means no
         string in it (key or value, a shadowed duplicate key included) holds a configured
-        secret or any shape's trigger. Sound for lines `json.dumps(ensure_ascii=False)`
-        writes (it escapes only `"`, `\\` and control characters, none of which a trigger
-        holds); a line from elsewhere is trusted only without backslash escapes."""
+        secret or any shape's trigger, or -- for a line without backslash escapes -- a match
+        of any shape. Sound for lines `json.dumps(ensure_ascii=False)` writes (it escapes
+        only `"`, `\\` and control characters, none of which a trigger holds); a line from
+        elsewhere is trusted only without backslash escapes. Without escapes every string
+        stands in the line as it is, between quotes (what `\\b` and the shapes' lookarounds
+        see at a string's edge), so a shape matching inside one matches the line too."""
         if self._in_line is not None and self._in_line.search(line) is not None:
             return True
         if line.isascii():  # a whole record's line: RE2 scans it once, in linear time
-            return _line_triggers().search(line) is not None
-        return _ANY_TRIGGER.search(line) is not None
+            if _line_triggers().search(line) is None:
+                return False
+        elif _ANY_TRIGGER.search(line) is None:
+            return False
+        if "\\" in line:
+            return True
+        # a trigger is there ("://" of any URL, "token" in a comment): does a shape match?
+        return any(sh.may_match(line) and sh.rx.search(line) is not None for sh in _COMPILED)
 
     def _redact(self, s: str) -> str:
         out = s

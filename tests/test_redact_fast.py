@@ -59,3 +59,32 @@ def test_short_configured_secrets_are_still_found() -> None:
     new = fast.Redactor({"PIN": "a1"})
     assert new.text("pin a1 here") == ref.Redactor({"PIN": "a1"}).text("pin a1 here")
     assert "a1" not in new.text("pin a1 here").replace("[REDACTED:PIN]", "")
+
+
+_KEYS = st.sampled_from(["text", "path", "key_path", "url", "note", "token", "x"])
+_STRINGS = st.lists(
+    st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=12), st.sampled_from(["://", '"'])),
+    max_size=5,
+).map("".join)
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.dictionaries(
+        _KEYS,
+        st.one_of(_STRINGS, st.integers(), st.lists(st.dictionaries(_KEYS, _STRINGS), max_size=3)),
+        max_size=5,
+    ),
+    st.booleans(),
+)
+def test_a_line_the_check_calls_clean_holds_nothing_the_walk_would_remove(
+    rec: dict, with_env: bool
+) -> None:
+    """The emitter writes a record's line as it is when `may_hold` says no (issue 21): that
+    must never let out a string `value` would have changed, whatever the line holds."""
+    import json
+
+    red = fast.Redactor.from_environ(ENV if with_env else {})
+    line = json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
+    if not red.may_hold(line):
+        assert red.value(rec) == rec, line

@@ -9,7 +9,7 @@ from typing import Any
 from labctl.errors import LabctlError
 from labctl.fsops import atomic_write_bytes
 from labctl.records import error_record
-from labctl.redact import redact
+from labctl.redact import default_redactor, redact
 from labctl.yamlstrip import model
 from labctl.yamlstrip.core import analyze
 from labctl.yamlstrip.model import StripResult
@@ -82,15 +82,18 @@ def file_record(result: StripResult, path: str | None = None, applied: bool = Fa
             column=result.problem_column,
         )
         return redact(rec)
+    # the record's shape is known: only its strings can hold a secret (its keys are ours),
+    # so each is redacted once -- no walk over thousands of comments' numbers and flags
+    red = default_redactor().text
     rec = {
         "kind": "file",
-        "path": shown,
+        "path": red(shown) if isinstance(shown, str) else shown,
         "comments": [
             {
                 "line": c.line,
                 "column": c.column,
-                "text": c.text,
-                "key_path": c.key_path,
+                "text": red(c.text),
+                "key_path": red(c.key_path) if c.key_path is not None else None,
                 "inline": c.inline,
             }
             for c in result.comments
@@ -109,4 +112,7 @@ def file_record(result: StripResult, path: str | None = None, applied: bool = Fa
         rec["reason"] = result.reason
         rec["message"] = result.message
         rec["line"] = result.problem_line
-    return redact(rec)
+    for key in ("verified_with", "scanner", "scanner_note", "reason", "message"):
+        if isinstance(rec.get(key), str):
+            rec[key] = red(rec[key])
+    return rec
