@@ -23,7 +23,8 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from labctl.errors import ExitCode, LabctlError, worst
-from labctl.records import rfc3339
+from labctl.records import Redacted, rfc3339
+from labctl.redact import default_redactor
 from labctl.severity import severity as default_severity
 
 if TYPE_CHECKING:
@@ -98,6 +99,8 @@ class Emitter:
         else when redacting its values changes nothing and no key is repeated (a
         shadowed duplicate is in the bytes, not in the values that were checked)."""
         redactor = self.ctx.redactor
+        if type(rec) is Redacted and redactor is default_redactor():
+            return rec, dumps(rec)  # redacted by its maker, with this very redactor's secrets
         raw = getattr(rec, "raw", None)
         if raw is not None:
             if "\\" not in raw and not redactor.may_hold(raw):

@@ -16,6 +16,12 @@ from typing import Any
 Record = dict[str, Any]
 
 
+class Redacted(dict[str, Any]):
+    """A record every string of which was redacted where it was made, by the process's default
+    redactor (a worker process gets its parent's): the emitter writes it without a second
+    look. Only a maker that redacts each of its string fields may build one."""
+
+
 def error_record(reason: str, message: str, **fields: Any) -> Record:
     """A problem record: machine-readable `reason` (snake_case) and a human `message`."""
     rec: Record = {"kind": "error", "reason": reason, "message": message}

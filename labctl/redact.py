@@ -44,10 +44,8 @@ _SECRET_NAME = re.compile(r"(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|P
 MIN_NAMED_LEN = 4  # a variable the user or the default list calls secret
 MIN_GUESSED_LEN = 8  # a variable we only guess is secret from its name
 
-# (label, pattern, group to replace: 0 = whole match, triggers). A pattern can only match a
-# string holding one of its triggers (case-folded when `(?i)` starts the pattern), so a
-# string without any trigger skips that pattern's pass; the passes still run one after
-# another, in this order, exactly as they always did.
+# (label, pattern, group to replace: 0 = whole match, triggers). A pattern matches only a string
+# holding a trigger (case-folded for `(?i)`): without one its pass is skipped; passes run in order.
 _SHAPES: list[tuple[str, str, int, tuple[str, ...]]] = [
     (
         "private_key",
@@ -155,6 +153,7 @@ def _line_triggers() -> Any:
 
 
 _SHORTEST_SHAPE = 7  # `pwd=abc`: no shape matches a shorter string
+_UNCHANGED: Any = object()  # cached for a string redaction leaves as it is
 _CACHE_MAX = 65536  # distinct strings remembered per redactor (values repeat across records)
 _CACHE_LEN = 512  # only strings up to this long are remembered
 
@@ -164,11 +163,8 @@ def mask(label: str) -> str:
 
 
 class Redactor:
-    """Removes known secret values and token shapes from text and from records.
-
-    `text` and `value` return their argument itself (the same object) when nothing in it
-    is a secret, so a caller can tell "untouched" by identity.
-    """
+    """Removes known secret values and token shapes from text and from records. `text` and
+    `value` return their argument itself when nothing in it is a secret ("untouched")."""
 
     def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
         # longest first, so a secret containing another is removed whole
@@ -211,18 +207,18 @@ class Redactor:
         if done is None:
             if len(self._seen) >= _CACHE_MAX:
                 self._seen.clear()
-            done = self._seen[s] = self._redact(s)
-        return done
+            done = self._redact(s)
+            # remembered as "unchanged": an equal string met later is returned as itself
+            self._seen[s] = _UNCHANGED if done is s else done
+            return done
+        return s if done is _UNCHANGED else done
 
     def may_hold(self, line: str) -> bool:
-        """Whether a JSON line could hold a secret `value` would remove: False means no
-        string in it (key or value, a shadowed duplicate key included) holds a configured
-        secret or any shape's trigger, or -- for a line without backslash escapes -- a match
-        of any shape. Sound for lines `json.dumps(ensure_ascii=False)` writes (it escapes
-        only `"`, `\\` and control characters, none of which a trigger holds); a line from
-        elsewhere is trusted only without backslash escapes. Without escapes every string
-        stands in the line as it is, between quotes (what `\\b` and the shapes' lookarounds
-        see at a string's edge), so a shape matching inside one matches the line too."""
+        """Whether a JSON line could hold a secret `value` would remove: False means no string
+        in it (keys and shadowed duplicates too) holds a configured secret or a shape's trigger,
+        or -- without backslash escapes, where each string stands as it is between quotes, the
+        edge `\\b` and lookarounds see -- a shape's match. Sound for `json.dumps(ensure_ascii=
+        False)` lines (escapes hold no trigger); a foreign line only without escapes."""
         if self._in_line is not None and self._in_line.search(line) is not None:
             return True
         if line.isascii():  # a whole record's line: RE2 scans it once, in linear time
@@ -263,7 +259,9 @@ class Redactor:
         kind = type(v)
         if kind is str:
             done = self._seen.get(v)
-            return self.text(v) if done is None else done
+            if done is None:
+                return self.text(v)
+            return v if done is _UNCHANGED else done
         if v is None or kind is int or kind is float or kind is bool:
             return v
         return self.value(v)

@@ -8,7 +8,7 @@ from typing import Any
 
 from labctl.errors import LabctlError
 from labctl.fsops import atomic_write_bytes
-from labctl.records import error_record
+from labctl.records import Redacted, error_record
 from labctl.redact import default_redactor, redact
 from labctl.yamlstrip import model
 from labctl.yamlstrip.core import analyze
@@ -81,7 +81,7 @@ def file_record(result: StripResult, path: str | None = None, applied: bool = Fa
             line=result.problem_line,
             column=result.problem_column,
         )
-        return redact(rec)
+        return Redacted(redact(rec))
     # the record's shape is known: only its strings can hold a secret (its keys are ours),
     # so each is redacted once -- no walk over thousands of comments' numbers and flags
     red = default_redactor().text
@@ -115,4 +115,4 @@ def file_record(result: StripResult, path: str | None = None, applied: bool = Fa
     for key in ("verified_with", "scanner", "scanner_note", "reason", "message"):
         if isinstance(rec.get(key), str):
             rec[key] = red(rec[key])
-    return rec
+    return Redacted(rec)
