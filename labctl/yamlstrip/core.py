@@ -32,6 +32,7 @@ from labctl.yamlstrip.engine import LIBYAML, PURE_ENGINE, Engine, engine_named, 
 from labctl.yamlstrip.events import Events, Mismatch
 from labctl.yamlstrip.keypath import KeyPaths
 from labctl.yamlstrip.model import Comment, StripResult
+from labctl.yamlstrip.quick import quick_verify
 from labctl.yamlstrip.scan import Walker
 from labctl.yamlstrip.spans import Span, TooDeep, Unsure
 from labctl.yamlstrip.strip import strip_text
@@ -278,7 +279,11 @@ def _verify(
     after = Walker(new_text, engine.shift(new_text), careful=fast)
     try:
         with engine.parser(new_src) as get_event:
-            after.run(get_event, events)
+            quick = quick_verify(new_text, engine.shift(new_text), get_event, events)
+        if not quick:  # a `#` the quick check cannot place: the full walk decides
+            events.rewind()
+            with engine.parser(new_src) as get_event:
+                after.run(get_event, events)
     except Mismatch:
         if fast:
             raise _Defer("the event streams differ after stripping") from None

@@ -112,6 +112,10 @@ class Events:
         self._value_at += 1
         return same
 
+    def rewind(self) -> None:
+        """Check a walk from its first event again."""
+        self._at = self._value_at = self._chunk_at = self._offset = 0
+
     def check_done(self) -> None:
         if self._at != len(self.shapes):
             raise Mismatch()
