@@ -33,6 +33,16 @@ def _construct(roots: list[Node]) -> tuple[list[Any] | None, str | None]:
         loader.dispose()
 
 
+def invalid_after_strip(exc: Exception) -> tuple[str, str, int | None]:
+    """The refusal of a stripped text the parser rejects: (reason, message, line)."""
+    mark = getattr(exc, "problem_mark", None)
+    return (
+        model.INVALID_AFTER_STRIP,
+        f"removing the comments would make the YAML invalid ({summary(exc)}); nothing was changed",
+        None if mark is None else mark.line + 1,
+    )
+
+
 def compare_data(
     engine: Engine, before: str | bytes, after: str | bytes
 ) -> tuple[str, str, int | None] | str:
@@ -42,13 +52,7 @@ def compare_data(
     try:
         roots_after = _roots(engine, after)
     except yaml.YAMLError as exc:  # the events differed early; the rest does not even parse
-        mark = getattr(exc, "problem_mark", None)
-        return (
-            model.INVALID_AFTER_STRIP,
-            f"removing the comments would make the YAML invalid ({summary(exc)}); "
-            "nothing was changed",
-            None if mark is None else mark.line + 1,
-        )
+        return invalid_after_strip(exc)
     lines = [root.start_mark.line + 1 for root in roots_before]
     if len(roots_after) != len(roots_before):
         return (

@@ -27,7 +27,7 @@ from dataclasses import replace
 import yaml
 
 from labctl.yamlstrip import model
-from labctl.yamlstrip.compare import compare_data
+from labctl.yamlstrip.compare import compare_data, invalid_after_strip
 from labctl.yamlstrip.engine import LIBYAML, PURE_ENGINE, Engine, engine_named, summary
 from labctl.yamlstrip.events import Events, Mismatch
 from labctl.yamlstrip.keypath import KeyPaths
@@ -293,13 +293,7 @@ def _verify(
     except Exception as exc:
         if fast:
             raise _Defer(f"libyaml rejected the stripped text: {summary(exc)}") from None
-        mark = getattr(exc, "problem_mark", None)
-        return (
-            model.INVALID_AFTER_STRIP,
-            f"removing the comments would make the YAML invalid ({summary(exc)}); "
-            "nothing was changed",
-            None if mark is None else mark.line + 1,
-        )
+        return invalid_after_strip(exc)
     if after.spans:
         if fast:
             raise _Defer("comments remain after stripping")
