@@ -9,10 +9,8 @@ modelled on what the tools print."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from helpers.diagnose_logs import TB
+from helpers.diagnose_logs import TB, reasons
 
 from labctl.diagnose import diagnose_text
 
@@ -27,10 +25,6 @@ PREEMPTED = (
     "DUE TO PREEMPTION ***\n"
 )
 SCANCEL = "slurmstepd: error: *** JOB 8790 ON gpu-b02 CANCELLED AT 2026-01-12T02:31:48 ***\n"
-
-
-def reasons(d: dict[str, Any], entry: str) -> list[str]:
-    return [c["reason"] for c in d["candidates"] if c["catalog_id"] == entry]
 
 
 # -- a requeued job: the log's last run decides -----------------------------------------------

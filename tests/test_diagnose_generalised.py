@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers.diagnose_logs import STEPS
+from helpers.diagnose_logs import STEPS, why
 from helpers.diagnose_logs import TB_MAIN as TB
 
 from labctl.diagnose import diagnose_chunks, diagnose_text
@@ -18,10 +18,6 @@ CONDA = (
     "'conda activate'.\nTo initialize your shell, run\n\n    $ conda init <SHELL_NAME>\n\n"
 )
 OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0\n"
-
-
-def why(d: dict[str, Any]) -> dict[str, str]:
-    return {a["catalog_id"]: a["why"] for a in d["also_matched"]}
 
 
 # -- 1. what came after a candidate -------------------------------------------------------

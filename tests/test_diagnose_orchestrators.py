@@ -8,10 +8,8 @@ what the tools print."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from helpers.diagnose_logs import STEPS, TB
+from helpers.diagnose_logs import STEPS, TB, why
 
 from labctl.diagnose import diagnose_text
 
@@ -20,10 +18,6 @@ PBS_REPORT = (
     "   Exit Status:        271 (Linux Signal 15 SIGTERM Termination)\n"
     "   Walltime Used:      05:12:40\n"
 )
-
-
-def why(d: dict[str, Any]) -> dict[str, str]:
-    return {a["catalog_id"]: a["why"] for a in d["also_matched"]}
 
 
 # -- the scheduler's memory and storage kills ----------------------------------------------

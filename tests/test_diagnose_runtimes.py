@@ -11,10 +11,9 @@ modelled on what the tools print."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers.diagnose_logs import STEPS, TB
+from helpers.diagnose_logs import STEPS, TB, reasons, why
 
 from labctl.diagnose import diagnose_path, diagnose_text
 
@@ -24,14 +23,6 @@ PBS_REPORT = (
     "   Walltime Used:      03:12:40\n"
 )
 LSF_EXIT = "\n" + "-" * 60 + "\n\nExited with exit code 1.\n"
-
-
-def why(d: dict[str, Any]) -> dict[str, str]:
-    return {a["catalog_id"]: a["why"] for a in d["also_matched"]}
-
-
-def reasons(d: dict[str, Any], entry: str) -> list[str]:
-    return [c["reason"] for c in d["candidates"] if c["catalog_id"] == entry]
 
 
 # -- a language runtime's own error, above a bare exit report ------------------------------

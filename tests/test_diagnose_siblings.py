@@ -5,19 +5,12 @@ lines. The logs are written for these tests, modelled on what the tools print.""
 
 from __future__ import annotations
 
-import random
-from typing import Any
-
 import pytest
-from helpers.diagnose_logs import TB
+from helpers.diagnose_logs import TB, chatter, why, wrapped
 
 from labctl.diagnose import diagnose_text, wrap
 
 STEPS = "".join(f"step {i} | loss {2 - i / 100:.4f} | lr 2e-05\n" for i in range(40))
-
-
-def why(d: dict[str, Any]) -> dict[str, str]:
-    return {a["catalog_id"]: a["why"] for a in d["also_matched"]}
 
 
 # -- device memory, whatever the framework ---------------------------------------------------
@@ -225,20 +218,7 @@ def test_an_accelerator_halt_is_named_and_explains_the_runtime_error() -> None:
 # -- lines a terminal wrapped ---------------------------------------------------------------
 
 
-def _wrapped(text: str, width: int) -> str:
-    out = []
-    for line in text.split("\n"):
-        while len(line) > width:
-            out.append(line[:width])
-            line = line[width:]
-        out.append(line)
-    return "\n".join(out)
-
-
-def _chatter(seed: int) -> str:
-    rng = random.Random(seed)
-    words = ["loading", "shard", "tokenizer", "warmup", "scheduler", "gradient", "dataset", "of"]
-    return "".join(" ".join(rng.choices(words, k=rng.randint(2, 28))) + "\n" for _ in range(50))
+CHATTER = ["loading", "shard", "tokenizer", "warmup", "scheduler", "gradient", "dataset", "of"]
 
 
 @pytest.mark.parametrize(
@@ -255,10 +235,10 @@ def _chatter(seed: int) -> str:
 )  # fmt: skip
 def test_the_category_survives_any_terminal_width(exc: str, category: str) -> None:
     frames = '  File "/home/someone/projects/a/long/path/to/the/training/code/train.py", line 412'
-    log = _chatter(7) + TB + frames + ", in main\n    main()\n" + exc + "\n"
+    log = chatter(7, CHATTER) + TB + frames + ", in main\n    main()\n" + exc + "\n"
     assert diagnose_text(log)["category"] == category
     for width in range(40, 161):
-        d = diagnose_text(_wrapped(log, width))
+        d = diagnose_text(wrapped(log, width))
         assert d["category"] == category, (width, d["catalog_id"], d["also_matched"])
 
 
@@ -270,7 +250,7 @@ def test_formatted_records_and_repeated_lines_are_not_taken_for_a_wrap() -> None
     assert wrap.width(records.encode()) is None
     twice = "[rank0]: RuntimeError: a long error line that two ranks print alike, verbatim\nok\n"
     assert wrap.width((twice * 2 + "short\n" * 10).encode()) is None
-    assert wrap.width(_wrapped(_chatter(3), 64).encode()) == 64
+    assert wrap.width(wrapped(chatter(3, CHATTER), 64).encode()) == 64
 
 
 # -- learnt from the untouched set's misses (corpus4), as families ---------------------------

@@ -7,22 +7,10 @@ for these tests, modelled on what the tools print."""
 
 from __future__ import annotations
 
-import random
-from typing import Any
-
 import pytest
-from helpers.diagnose_logs import STEPS, TB
+from helpers.diagnose_logs import STEPS, TB, chatter, reasons, why, wrapped
 
 from labctl.diagnose import diagnose_text
-
-
-def why(d: dict[str, Any]) -> dict[str, str]:
-    return {a["catalog_id"]: a["why"] for a in d["also_matched"]}
-
-
-def reasons(d: dict[str, Any], entry: str) -> list[str]:
-    return [c["reason"] for c in d["candidates"] if c["catalog_id"] == entry]
-
 
 # -- a workflow manager's own report of a failed step --------------------------------------
 
@@ -215,32 +203,19 @@ RAYLET = (
 )
 
 
-def _wrapped(text: str, width: int) -> str:
-    out = []
-    for line in text.split("\n"):
-        while len(line) > width:
-            out.append(line[:width])
-            line = line[width:]
-        out.append(line)
-    return "\n".join(out)
-
-
-def _chatter(seed: int) -> str:
-    rng = random.Random(seed)
-    words = ["rollout", "actor", "critic", "placement", "group", "batch", "of", "reward"]
-    return "".join(" ".join(rng.choices(words, k=rng.randint(2, 28))) + "\n" for _ in range(50))
+CHATTER = ["rollout", "actor", "critic", "placement", "group", "batch", "of", "reward"]
 
 
 def test_rays_memory_monitor_kill_is_a_host_oom_whatever_the_terminal_width() -> None:
-    log = _chatter(11) + RAYLET + "\n"
+    log = chatter(11, CHATTER) + RAYLET + "\n"
     d = diagnose_text(log)
     assert (d["category"], d["catalog_id"]) == ("host_oom", "ray_memory_monitor_kill"), d["why"]
     for width in range(40, 161):
-        w = diagnose_text(_wrapped(log, width))
+        w = diagnose_text(wrapped(log, width))
         assert w["category"] == "host_oom", (width, w["catalog_id"], w["also_matched"])
     # the raylet also reports workers that crashed for other reasons: no memory kill then
     crashed = RAYLET.replace("2 Workers (", "0 Workers (").replace("0 Workers c", "3 Workers c")
-    assert diagnose_text(_chatter(11) + crashed + "\n")["category"] != "host_oom"
+    assert diagnose_text(chatter(11, CHATTER) + crashed + "\n")["category"] != "host_oom"
 
 
 def test_a_task_killed_by_rays_memory_monitor_explains_the_actor_that_died() -> None:
