@@ -2,7 +2,10 @@
 would: on every hand-written case, every refusal and input error, the real samples and
 generated documents with comments in the places the full walk must look at (a property
 region, a block scalar's header), the result with the quick walk equals the result with the
-full walk forced; and it hands those places to the full walk rather than passing them."""
+full walk forced; and it hands those places to the full walk rather than passing them.
+The two stores of the first walk's events (`Events`, compact, for big texts; `EventList`,
+the objects compared in C, for small ones) decide alike on the same inputs and on pairs of
+documents one edit apart."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from hypothesis import strategies as st
 import labctl.yamlstrip.core as core
 from labctl.yamlstrip import analyze
 from labctl.yamlstrip.engine import engine_named
-from labctl.yamlstrip.events import Events
+from labctl.yamlstrip.events import EventList, Events, Mismatch, same_events
 from labctl.yamlstrip.quick import quick_verify
 from labctl.yamlstrip.scan import Walker
 
@@ -82,13 +85,71 @@ def test_generated_documents_with_a_comment_decide_alike(text: str, mark: str, a
         ("a: 1 # c\n", False),  # a gap
     ],
 )
-def test_the_places_only_the_full_walk_reads_are_handed_to_it(text: str, quick: bool) -> None:
+@pytest.mark.parametrize("store", [Events, EventList])
+def test_the_places_only_the_full_walk_reads_are_handed_to_it(
+    text: str, quick: bool, store: type[Events] | type[EventList]
+) -> None:
     """Walked unstripped, a text whose '#' is content passes quickly; one whose '#' may
     start a comment is handed to the full walk (False), never passed."""
     engine = engine_named(None)
-    events = Events()
+    events = store()
     with engine.parser(engine.source(text, text.encode())) as get_event:
         Walker(text, engine.shift(text)).run(get_event, events)
     events.freeze()
     with engine.parser(engine.source(text, text.encode())) as get_event:
         assert quick_verify(text, engine.shift(text), get_event, events) is quick
+
+
+def _stored_as(monkeypatch: pytest.MonkeyPatch, store: type, data: bytes) -> tuple[Any, ...]:
+    with monkeypatch.context() as m:
+        m.setattr(core, "kept_events", lambda chars: store())
+        return _fields(data)
+
+
+@pytest.mark.parametrize("data", INPUTS, ids=range(len(INPUTS)))
+def test_both_stores_of_events_decide_alike(data: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _stored_as(monkeypatch, Events, data) == _stored_as(monkeypatch, EventList, data)
+
+
+def _events(text: str) -> list[Any] | None:
+    engine = engine_named(None)
+    try:
+        with engine.parser(engine.source(text, text.encode())) as get_event:
+            return list(iter(get_event, None))
+    except Exception:
+        return None
+
+
+def _compact_says_same(a: list[Any], b: list[Any]) -> bool:
+    events = Events()
+    for event in a:
+        events.keep(event)
+    events.freeze()
+    try:
+        for event in b:
+            events.check(event)
+        events.check_done()
+    except Mismatch:
+        return False
+    return True
+
+
+EDITS = ["'", '"', "x", "!!str ", "&a ", "[", "{", "- ", ": ", "\n", " ", "|\n  ", "0"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(yaml_texts(), st.sampled_from(EDITS), st.integers(0, 2000), st.booleans())
+def test_same_events_agrees_with_the_compact_check(
+    text: str, edit: str, at: int, delete: bool
+) -> None:
+    """A document and the same one an edit apart (a quote, a tag, an anchor, a flow
+    bracket, a character more or less): the list comparison says "same" exactly when the
+    compact one does, and it says so of every document and itself."""
+    k = at % (len(text) + 1)
+    other = text[:k] + text[k + 1 :] if delete else text[:k] + edit + text[k:]
+    a, b = _events(text), _events(other)
+    if a is not None:
+        assert same_events(a, a)
+    if a is None or b is None:
+        return
+    assert same_events(a, b) == _compact_says_same(a, b)

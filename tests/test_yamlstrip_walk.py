@@ -185,3 +185,20 @@ def test_parallel_run_gives_the_records_of_a_serial_one_in_order(tmp_path: Path)
     assert sum(r.get("applied", False) for r in applied.records) == 26
     assert (tmp_path / "f01.yaml").read_text() == "k1: 1\n"
     assert "- line 1, `.k1`: c1" in (tmp_path / "notes.md").read_text()
+
+
+def test_each_real_file_is_read_once_however_it_is_reached(tmp_path: Path) -> None:
+    """Overlapping named paths, a symlinked directory named beside its target, a path
+    through a symlinked parent, a symlinked file: every real file is read once, under the
+    name it was first reached by."""
+    real = tmp_path / "real"
+    _write(real, {"a.yaml": "a: 1\n", "sub/b.yaml": "b: 1\n"})
+    (tmp_path / "via").symlink_to(real, target_is_directory=True)
+    (real / "sub" / "c.yaml").symlink_to(real / "a.yaml")
+    got = [
+        p.relative_to(tmp_path).as_posix()
+        for p in iter_yaml_files(
+            [tmp_path / "via", real, real / "sub", tmp_path / "via" / "sub" / "b.yaml"]
+        )
+    ]
+    assert got == ["via/a.yaml", "via/sub/b.yaml"]

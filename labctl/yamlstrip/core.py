@@ -29,7 +29,7 @@ import yaml
 from labctl.yamlstrip import model
 from labctl.yamlstrip.compare import compare_data, invalid_after_strip
 from labctl.yamlstrip.engine import LIBYAML, PURE_ENGINE, Engine, engine_named, summary
-from labctl.yamlstrip.events import Events, Mismatch
+from labctl.yamlstrip.events import EventList, Events, Mismatch, kept_events
 from labctl.yamlstrip.keypath import KeyPaths
 from labctl.yamlstrip.model import Comment, StripResult
 from labctl.yamlstrip.quick import quick_verify
@@ -190,7 +190,7 @@ def _analyze(engine: Engine, source: str, data: bytes, text: str) -> StripResult
     fast = engine.name == LIBYAML
     src = engine.source(text, data)
     paths = KeyPaths(has_bom=text.startswith("\ufeff"))
-    events = Events()
+    events = kept_events(len(text))
     spans = _walk(engine, source, data, text, src, paths, events)
     if isinstance(spans, StripResult):
         return spans
@@ -223,7 +223,7 @@ def _walk(
     text: str,
     src: str | bytes,
     paths: KeyPaths,
-    events: Events,
+    events: Events | EventList,
 ) -> list[Span] | StripResult:
     """Pass 1: the comment spans of `text` (their key paths go to `paths`, the events to
     `events`), or the refusal of a text the pure parser rejects."""
@@ -271,7 +271,7 @@ def _result(
 
 
 def _verify(
-    engine: Engine, src: str | bytes, events: Events, new_text: str, new_data: bytes
+    engine: Engine, src: str | bytes, events: Events | EventList, new_text: str, new_data: bytes
 ) -> tuple[str, str, int | None] | str:
     """What verified `new_text` (a `model.WITH_*`), else (reason, message, line)."""
     fast = engine.name == LIBYAML

@@ -32,7 +32,7 @@ from yaml.events import (
     SequenceStartEvent,
 )
 
-from labctl.yamlstrip.events import Events
+from labctl.yamlstrip.events import EventList, Events
 from labctl.yamlstrip.inside import BLOCK, PROPERTY, InsideEvents
 from labctl.yamlstrip.spans import (
     BREAK_UNIT,
@@ -61,12 +61,14 @@ class Walker(InsideEvents):
         self.depth = 0
         self.flow = 0  # open flow collections
 
-    def run(self, get_event: Callable[[], Any], events: Events | None = None) -> list[Span]:
+    def run(
+        self, get_event: Callable[[], Any], events: Events | EventList | None = None
+    ) -> list[Span]:
         """Walk the events `get_event()` returns until None, keeping them in `events`;
         once `events.frozen`, check each against the kept ones instead (`Mismatch`)."""
         text, shift, careful = self.text, self.shift, self.careful
         node = self.tracker.node if self.tracker is not None else None
-        note = None if events is None else events.check if events.frozen else events.keep
+        note = None if events is None else events.note()
         find = text.find
         cov = 0
         cov_mark = None

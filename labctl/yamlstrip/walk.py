@@ -139,15 +139,19 @@ class Walk:
     ignore: bool = True
     skipped: Skipped = field(default_factory=Skipped)
 
-    def files(self, top: str) -> Iterator[str]:
-        """The YAML files under the directory `top`, in order."""
+    def files(self, top: str) -> Iterator[tuple[str, str]]:
+        """(path as shown, real path) of the YAML files under the directory `top`, in order."""
         real = os.path.abspath(top)
         rules = _rules_above(top) if self.ignore else _Rules()
         if rules.verdict(real, True):  # named, so read: the rules that exclude it do not apply
             rules = _Rules((), rules.in_repo)
-        yield from self._walk(real, top, rules)
+        yield from self._walk(real, top, os.path.realpath(real), rules)
 
-    def _walk(self, real: str, shown: str, rules: _Rules) -> Iterator[str]:
+    def _walk(
+        self, real: str, shown: str, resolved: str, rules: _Rules
+    ) -> Iterator[tuple[str, str]]:
+        """`resolved` is `real` with every symlink resolved: below it, a directory entered is
+        never a symlink, so only a symlinked file needs resolving on its own."""
         if self.ignore:
             rules = rules.enter(real)
         try:
@@ -155,23 +159,27 @@ class Walk:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
             return
-        subdirs: list[tuple[str, str]] = []
+        subdirs: list[tuple[str, str, str]] = []
+        join = os.path.join
         for entry in entries:
+            name = entry.name
             is_dir = entry.is_dir(follow_symlinks=False)
-            if not is_dir and Path(entry.name).suffix.lower() not in YAML_SUFFIXES:
+            if not is_dir and os.path.splitext(name)[1].lower() not in YAML_SUFFIXES:
                 continue
             if not is_dir and not entry.is_file():
                 continue  # a dangling symlink, a socket ...
-            shown_path = os.path.join(shown, entry.name)
-            reason = self._reason(entry.name, os.path.join(real, entry.name), is_dir, rules)
+            shown_path = join(shown, name)
+            reason = self._reason(name, join(real, name), is_dir, rules)
             if reason is not None:
                 self.skipped.add(reason, shown_path)
             elif is_dir:
-                subdirs.append((os.path.join(real, entry.name), shown_path))
+                subdirs.append((join(real, name), shown_path, join(resolved, name)))
+            elif entry.is_symlink():
+                yield shown_path, os.path.realpath(join(real, name))
             else:
-                yield shown_path
-        for sub_real, sub_shown in subdirs:
-            yield from self._walk(sub_real, sub_shown, rules)
+                yield shown_path, join(resolved, name)
+        for sub_real, sub_shown, sub_resolved in subdirs:
+            yield from self._walk(sub_real, sub_shown, sub_resolved, rules)
 
     def _reason(self, name: str, path: str, is_dir: bool, rules: _Rules) -> str | None:
         verdict = rules.verdict(path, is_dir) if self.ignore else None
@@ -191,14 +199,25 @@ def iter_yaml_files(
 ) -> Iterator[Path]:
     """The files to read, in a deterministic order, each real file once (see the module
     docstring for the rules); what directories held but was left out goes in `skipped`."""
+    return map(Path, iter_yaml_paths(paths, hidden=hidden, ignore=ignore, skipped=skipped))
+
+
+def iter_yaml_paths(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    hidden: bool = False,
+    ignore: bool = True,
+    skipped: Skipped | None = None,
+) -> Iterator[str]:
+    """`iter_yaml_files` as strings (what a run over many files passes on)."""
     walk = Walk(hidden, ignore, skipped if skipped is not None else Skipped())
     seen: set[str] = set()
     for given in paths:
         path = os.fspath(given)
-        found = walk.files(path) if os.path.isdir(path) else iter((path,))
-        for file in found:
-            real = os.path.realpath(file)
+        named = [(path, os.path.realpath(path))]
+        found = walk.files(path) if os.path.isdir(path) else iter(named)
+        for file, real in found:
             if real in seen:
                 continue
             seen.add(real)
-            yield Path(file)
+            yield file
