@@ -23,7 +23,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from labctl.errors import ExitCode, LabctlError, worst
-from labctl.records import Redacted, rfc3339
+from labctl.records import Encoded, Redacted, rfc3339
 from labctl.redact import default_redactor
 from labctl.severity import severity as default_severity
 
@@ -79,6 +79,8 @@ class Emitter:
     def emit(self, rec: dict[str, Any]) -> dict[str, Any]:
         self.counts[str(rec.get("kind"))] += 1
         if self.fmt == "table":
+            if type(rec) is Encoded:
+                rec = rec.whole()
             rec = self.ctx.redactor.value(rec)
             self.buffer.append(rec)
             return rec
@@ -99,6 +101,10 @@ class Emitter:
         else when redacting its values changes nothing and no key is repeated (a
         shadowed duplicate is in the bytes, not in the values that were checked)."""
         redactor = self.ctx.redactor
+        if type(rec) is Encoded:
+            if redactor is default_redactor():
+                return rec, rec.line  # redacted and encoded by its maker, with these secrets
+            rec = rec.whole()
         if type(rec) is Redacted and redactor is default_redactor():
             return rec, dumps(rec)  # redacted by its maker, with this very redactor's secrets
         raw = getattr(rec, "raw", None)
@@ -161,6 +167,20 @@ def _repeats_a_key(raw: str) -> bool:
     return False
 
 
+def encoded(
+    rec: Redacted, severity: Severity | None = None, *, severity_only: bool = False
+) -> Encoded:
+    """`rec` with its JSON line and the exit code `run_emitter` would give it (same
+    `severity` and `severity_only`), for a worker process to hand over (records.Encoded)."""
+    code = ExitCode.OK
+    if not (severity_only and severity is not None):
+        code = worst(code, default_severity(rec))
+    if severity is not None:
+        code = worst(code, severity(rec))
+    fields = {k: v for k, v in rec.items() if not isinstance(v, list | tuple | dict)}
+    return Encoded(fields, dumps(rec), int(code))
+
+
 def run_emitter(
     ctx: Context,
     records: Iterable[dict[str, Any]],
@@ -180,6 +200,10 @@ def run_emitter(
     code = ExitCode.OK
     try:
         for rec in _write_faults_named(records):
+            if type(rec) is Encoded:  # its maker applied these very rules (`encoded`)
+                emitter.emit(rec)
+                code = worst(code, ExitCode(rec.exit_code))
+                continue
             rec = emitter.emit(rec)
             if not (severity_only and severity is not None):
                 code = worst(code, default_severity(rec))

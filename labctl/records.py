@@ -22,6 +22,29 @@ class Redacted(dict[str, Any]):
     look. Only a maker that redacts each of its string fields may build one."""
 
 
+class Encoded(Redacted):
+    """A Redacted record encoded where it was made (a worker process), by the emitter's own
+    encoder and exit-code rules (`labctl.emit.encoded`): `line` is its JSON text, `exit_code`
+    what the rules give it. It crosses to the emitter as the line, the code and its scalar
+    fields (its mapping holds only those: a file's thousand comments are neither pickled
+    nor parsed again); `whole()` is the record itself, for a reader that needs every field."""
+
+    __slots__ = ("exit_code", "line")
+
+    def __init__(self, fields: dict[str, Any], line: str, exit_code: int) -> None:
+        super().__init__(fields)
+        self.line = line
+        self.exit_code = exit_code
+
+    def whole(self) -> Redacted:
+        import json
+
+        return Redacted(json.loads(self.line))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Encoded, (dict(self), self.line, self.exit_code)
+
+
 def error_record(reason: str, message: str, **fields: Any) -> Record:
     """A problem record: machine-readable `reason` (snake_case) and a human `message`."""
     rec: Record = {"kind": "error", "reason": reason, "message": message}

@@ -143,3 +143,47 @@ def test_pre_commit_hooks_run_the_documented_commands(tmp_path: Path) -> None:
         res = run_labctl(*entry[1:], str(path))
         assert res.code == code, (hook_id, res.stdout)
         assert path.read_text() == after
+
+
+def _many(tmp_path: Path, secret: str) -> Path:
+    """Enough files for the worker pool: commented, clean, refused, undecodable, one whose
+    comments hold a configured secret and one holding a token shape."""
+    root = _tree(tmp_path)
+    for i in range(12):
+        (root / "rl" / f"sweep{i:02d}.yaml").write_text(CONFIG.replace("900", str(900 + i)))
+    (root / "rl" / "leak.yaml").write_text(f"a: 1  # the key was {secret}\nb: 2\n")
+    (root / "rl" / "shape.yaml").write_text("c: 3  # ghp_" + "Zx9" * 12 + "\n")
+    return root
+
+
+def test_the_worker_pool_writes_what_one_process_writes(tmp_path: Path) -> None:
+    """Records made in worker processes cross back already encoded (records.Encoded): in
+    every format, with and without --check, the output and the exit code are those of
+    --jobs 1, byte for byte, and no secret gets out either way."""
+    secret = "Sx" + "7kQ" * 10
+    root = _many(tmp_path, secret)
+    env = {"LAB_DB_PASSWORD": secret}  # a name the redactor takes for a secret
+    for extra in ([], ["--check"]):
+        for fmt in ("jsonl", "json", "table"):
+            args = ("--format", fmt, "strip-yaml-comments", *extra, str(root))
+            one = run_labctl(*args, "--jobs", "1", env=env)
+            two = run_labctl(*args, "--jobs", "2", env=env)
+            assert (two.code, two.stdout) == (one.code, one.stdout), (extra, fmt)
+            assert one.code == 1 and secret not in two.stdout
+            assert "ghp_Zx9" not in two.stdout
+    records = run_labctl("strip-yaml-comments", "--jobs", "2", str(root), env=env).records
+    assert len(records) == 17 + 1  # the files, then the `skipped` record (notes.txt is not YAML)
+
+
+def test_check_in_the_worker_pool_exits_1_until_applied(tmp_path: Path) -> None:
+    """The exit code of encoded records is the command's rule too: --check fails on
+    comments alone (no refusal among the files), and passes once they are applied."""
+    root = tmp_path / "ok"
+    root.mkdir()
+    for i in range(12):
+        (root / f"s{i:02d}.yaml").write_text(CONFIG)
+    assert run_labctl("strip-yaml-comments", "--jobs", "2", str(root)).code == 0
+    assert run_labctl("strip-yaml-comments", "--check", "--jobs", "2", str(root)).code == 1
+    assert run_labctl("strip-yaml-comments", "--apply", "--jobs", "2", str(root)).code == 0
+    assert run_labctl("strip-yaml-comments", "--check", "--jobs", "2", str(root)).code == 0
+    assert (root / "s03.yaml").read_text() == STRIPPED

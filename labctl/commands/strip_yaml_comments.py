@@ -197,9 +197,14 @@ def cli(
         if len(paths) > 1 or apply or move_to is not None:
             raise UsageError("`-` (stdin to stdout) takes no other paths, --apply or --move-to")
         return run_stdin(lc)
+    from functools import partial
+
     from labctl.confine import checked
+    from labctl.emit import encoded
     from labctl.records import now_rfc3339
     from labctl.yamlstrip.batch import strip_files
+
+    severity = _check_severity if check else None
 
     records = strip_files(
         list(checked(lc, paths)),
@@ -211,5 +216,6 @@ def cli(
         redactor=lc.redactor,
         when=now_rfc3339(lc.clock),
         check=lc.confine.check if lc.confine is not None else None,
+        encode=partial(encoded, severity=severity),
     )
-    return lc.emit(records, severity=_check_severity if check else None)
+    return lc.emit(records, severity=severity)

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from labctl.records import Redacted
 from labctl.redact import Redactor, set_default_redactor
 from labctl.yamlstrip.files import ChangedOnDiskError, analyze_path, apply, file_record
 from labctl.yamlstrip.notes import append_notes, notes_block
-from labctl.yamlstrip.walk import Skipped, iter_yaml_files
+from labctl.yamlstrip.walk import Skipped, iter_yaml_paths
 
 PARALLEL_MIN_FILES = 8  # fewer files than this are not worth starting workers for
 
@@ -75,8 +76,21 @@ def unwritten(path: Path, exc: OSError, what: str = "not rewritten") -> dict[str
     return rec
 
 
-def _init_worker(redactor: Redactor) -> None:
+_encode: Callable[[Redacted], Redacted] | None = None  # a worker's: labctl.emit.encoded
+
+
+def _init_worker(redactor: Redactor, encode: Callable[[Redacted], Redacted] | None) -> None:
+    global _encode
     set_default_redactor(redactor)
+    _encode = encode
+
+
+def run_job_encoded(job: Job) -> tuple[dict[str, Any], str, str]:
+    """`run_job` in a worker: a file record leaves already encoded (records.Encoded)."""
+    rec, block, digest = run_job(job)
+    if _encode is not None and type(rec) is Redacted:
+        rec = _encode(rec)
+    return rec, block, digest
 
 
 def usable_cpus() -> int:
@@ -87,7 +101,10 @@ def usable_cpus() -> int:
 
 
 def _mapper(
-    count: int, jobs: int, redactor: Redactor
+    count: int,
+    jobs: int,
+    redactor: Redactor,
+    encode: Callable[[Redacted], Redacted] | None = None,
 ) -> tuple[
     Callable[[Sequence[Job]], Iterator[tuple[dict[str, Any], str, str]]], Callable[[], None]
 ]:
@@ -98,12 +115,12 @@ def _mapper(
     # fork is cheap and safe while this process has no other thread
     method = "fork" if threading.active_count() == 1 else "spawn"
     pool = multiprocessing.get_context(method).Pool(
-        workers, initializer=_init_worker, initargs=(redactor,)
+        workers, initializer=_init_worker, initargs=(redactor, encode)
     )
     chunk = max(1, min(32, count // (workers * 4)))
 
     def run(batch: Sequence[Job]) -> Iterator[tuple[dict[str, Any], str, str]]:
-        return pool.imap(run_job, batch, chunksize=chunk)
+        return pool.imap(run_job_encoded, batch, chunksize=chunk)
 
     def stop() -> None:
         pool.terminate()
@@ -123,22 +140,28 @@ def strip_files(
     redactor: Redactor,
     when: str | None = None,
     check: Callable[[str], object] | None = None,
+    encode: Callable[[Redacted], Redacted] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One record per file (`file`, or `error`), then one `skipped` record if directories
     held hidden or ignored entries. `jobs` <= 0 means one per usable CPU. `check` sees
-    every file found before any is read (it raises to refuse one: labctl.confine)."""
+    every file found before any is read (it raises to refuse one: labctl.confine).
+    `encode` (labctl.emit.encoded, with the command's exit-code rules) turns a worker's
+    file records into records.Encoded, which cross back as their lines; not with
+    `move_to`, whose records gain a field here."""
     skipped = Skipped()
-    files = [str(p) for p in iter_yaml_files(paths, hidden=hidden, ignore=ignore, skipped=skipped)]
+    files = list(iter_yaml_paths(paths, hidden=hidden, ignore=ignore, skipped=skipped))
     if check is not None:
         for path in files:
             check(path)
-    run, stop = _mapper(len(files), jobs if jobs > 0 else usable_cpus(), redactor)
+    notes = move_to if apply else None
+    workers = jobs if jobs > 0 else usable_cpus()
+    run, stop = _mapper(len(files), workers, redactor, None if notes is not None else encode)
     try:
-        if move_to is None or not apply:
+        if notes is None:
             for rec, _, _ in run([Job(path, apply=apply) for path in files]):
                 yield rec
         else:
-            yield from _move_then_apply(files, run, move_to, when or "")
+            yield from _move_then_apply(files, run, notes, when or "")
     finally:
         stop()
     if skipped.counts:
