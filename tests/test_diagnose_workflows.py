@@ -152,11 +152,12 @@ def test_the_dataloaders_lost_peer_alone_is_a_worker_death_not_a_code_error() ->
     d = diagnose_text(STEPS + RESET + EOF)
     assert (d["category"], d["catalog_id"]) == ("dataloader_worker_killed", "dataloader_peer_lost")
     assert d["failed"] is True, d["why"]
-    # a connection reset in other code (an HTTP client) is no DataLoader aftermath
+    # a connection reset in other code (an HTTP client) is no DataLoader aftermath: a network
+    # call that lost its connection
     http = TB + '  File "/opt/py/lib/python3.10/site-packages/urllib3/connectionpool.py", line '
     http += "793, in urlopen\n    response = self._make_request(conn)\n"
     other = diagnose_text(STEPS + http + "ConnectionResetError: [Errno 104] Connection reset\n")
-    assert other["category"] == "code_error"
+    assert (other["category"], other["catalog_id"]) == ("unknown", "network_timeout")
     # a named cause of the workers' death outranks their aftermath
     killed = "RuntimeError: DataLoader worker (pid 4117) is killed by signal: Killed.\n"
     d = diagnose_text(STEPS + RESET + TB + killed)

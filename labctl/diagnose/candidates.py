@@ -19,7 +19,15 @@ from labctl.diagnose.signs import quiet
 from labctl.diagnose.tracebacks import TracebackFollower
 
 _NONE: frozenset[int] = frozenset()
-_TB = b"Traceback (most recent call last)"
+# a traceback's header; read without its first letter, which a paste or an overwriting
+# terminal sometimes loses ("raceback (most recent call last):"): the rest is unmistakable
+_TB = b"raceback (most recent call last)"
+
+
+def _tb_at(line: bytes) -> int:
+    """Where the header starts in `line` (its `T` when there is one)."""
+    at = line.find(_TB)
+    return at - 1 if at > 0 and line[at - 1 : at] in (b"T", b"t") else at
 
 
 class CandidateLines(TracebackFollower):
@@ -63,8 +71,8 @@ class CandidateLines(TracebackFollower):
                 self._end_tb(self._tb, None, None)
             prev = lines_before(data, ls, 1)
             ignored = bool(prev) and b"Exception ignored" in prev[0]
-            head, lead = strip_prefix(line), line[: line.find(_TB)]
-            logged = bool(head[: head.find(_TB)].strip())  # a logger's prefix, e.g. dynamo's
+            head, lead = strip_prefix(line), line[: _tb_at(line)]
+            logged = bool(head[: _tb_at(head)].strip())  # a logger's prefix, e.g. dynamo's
             indent = 0 if logged else len(head) - len(head.lstrip(b" \t"))
             self._tb = Traceback(rel=rel, header=line[:MAX_TEXT], ignored=ignored, indent=indent)
             self._tb.quiet = quiet(lead)

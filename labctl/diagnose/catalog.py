@@ -297,4 +297,4 @@ class Catalog:
         return [e.record() for e in self.entries]
 
 
-TRACEBACK_PATTERN = r"Traceback \(most recent call last\)"
+TRACEBACK_PATTERN = r"raceback \(most recent call last\)"  # candidates._TB: T may be lost

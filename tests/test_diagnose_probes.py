@@ -1,0 +1,224 @@
+"""Each class of miss the eighth untouched set (corpus13, issue excerpts) showed, as a principle
+that also catches its siblings: a batch-size search's probes run out of memory on purpose, a
+shell reports SIGKILL in its own language, a network call that timed out is not a bug in the
+code (and is a Hub failure only when the Hub is named), NCCL's own name for an unhandled CUDA
+failure, the watchdog's timeout read from its stack when its message is gone, the fp16 loss
+scale driven to zero, CUDA's catch-all error, a traceback header that lost its first letter,
+and torch's own words for a DataLoader worker out of /dev/shm; and from the seventh untouched
+set (corpus12): a log that ends on the program's own ERROR record. The logs are written for
+these tests, modelled on what the tools print."""
+
+from __future__ import annotations
+
+import pytest
+from helpers.diagnose_logs import STEPS, TB
+
+from labctl.diagnose import diagnose_text
+
+
+def verdict(log: str) -> tuple[str, bool, str | None]:
+    d = diagnose_text(log)
+    return d["category"], d["failed"], d["catalog_id"]
+
+
+# -- a batch-size search: OOM probes, then the size it keeps --------------------------------
+
+PROBES = (
+    "Searching for the largest batch size that fits...\n"
+    "  batch size 64: ok (2.1 it/s)\n"
+    "  batch size 128: Failed (CUDA out of memory. Tried to allocate 2.00 GiB)\n"
+    "  batch size 96: ok (1.4 it/s)\n"
+    "  batch size 112: Failed (CUDA out of memory. Tried to allocate 1.10 GiB)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "settled",
+    [
+        "* Chosen batch size: 96\n",
+        "Finished batch size finder, will continue with full run using batch size 96\n",
+        "Optimal batch size found: 96\n",
+    ],
+)
+def test_a_batch_size_search_that_settles_survived_its_probes(settled: str) -> None:
+    assert verdict(PROBES + settled) == ("healthy", False, None)
+
+
+def test_a_search_that_gives_up_is_an_oom_and_so_is_one_after_the_search() -> None:
+    gave_up = PROBES + TB + "RuntimeError: No executable batch size found, reached zero.\n"
+    assert verdict(gave_up)[:2] == ("cuda_oom", True)
+    later = PROBES + "* Chosen batch size: 96\n" + STEPS + TB
+    later += "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB\n"
+    assert verdict(later)[:2] == ("cuda_oom", True)
+
+
+# -- SIGKILL in the shell's language ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("word", ["已杀死", "Getötet", "Processus arrêté", "Убито", "強制終了"])
+def test_a_bare_kill_in_another_language_is_the_same_weak_host_oom(word: str) -> None:
+    assert verdict(STEPS + word + "\n") == ("host_oom", True, "host_oom_weak")
+    bar = " 31%|███       | 310/1000 [02:01<04:30,  2.55it/s]"
+    assert verdict(STEPS + bar + word + "\n")[2] == "host_oom_weak"
+
+
+def test_the_word_inside_a_sentence_is_no_kill() -> None:
+    assert (
+        verdict(STEPS + "Processus arrêté par l'utilisateur: reprise au pas 60\n" + STEPS)[1]
+        is False
+    )
+
+
+# -- a network call that timed out ----------------------------------------------------------------
+
+NET = (
+    "Traceback (most recent call last):\n"
+    '  File "/opt/venv/lib/python3.11/site-packages/requests/adapters.py", line 486, in send\n'
+    "    resp = conn.urlopen(\n"
+    '  File "/opt/venv/lib/python3.11/site-packages/urllib3/connectionpool.py", line 799, '
+    "in urlopen\n"
+    "    retries = retries.increment(\n"
+    '  File "/usr/lib/python3.11/socket.py", line 706, in readinto\n'
+    "    return self._sock.recv_into(b)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        "TimeoutError: timed out",
+        "socket.timeout: timed out",
+        "ConnectionResetError: [Errno 104] Connection reset by peer",
+        "urllib3.exceptions.ProtocolError: ('Connection aborted.', RemoteDisconnected('closed'))",
+    ],
+)
+def test_a_network_timeout_with_no_host_named_is_not_a_code_error(exc: str) -> None:
+    category, failed, entry = verdict(STEPS + NET + exc + "\n")
+    assert (category, failed, entry) == ("unknown", True, "network_timeout")
+    d = diagnose_text(STEPS + NET + exc + "\n")
+    assert d["retryable"] is True
+
+
+def test_the_hub_named_in_the_frames_makes_it_a_hub_failure() -> None:
+    hub = NET.replace(
+        "Traceback (most recent call last):\n",
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.11/site-packages/huggingface_hub/file_download.py", '
+        "line 1456, in hf_hub_download\n    r = _request_wrapper(\n",
+    )
+    assert verdict(hub + "TimeoutError: timed out\n")[:2] == ("hf_hub_error", True)
+
+
+def test_a_timeout_the_code_raised_itself_is_still_the_code() -> None:
+    own = TB + "TimeoutError: the evaluator did not answer within 60 s\n"
+    assert verdict(STEPS + own)[:2] == ("code_error", True)
+
+
+def test_a_traceback_header_that_lost_its_first_letter_is_still_read() -> None:
+    cut = NET.replace("Traceback", "raceback", 1)
+    assert verdict(STEPS + cut + "TimeoutError: The read operation timed out\n")[2] == (
+        "network_timeout"
+    )
+
+
+# -- NCCL, CUDA and the fp16 scaler ----------------------------------------------------------------
+
+
+def test_nccls_own_name_for_an_unhandled_cuda_failure_is_an_nccl_error() -> None:
+    log = STEPS + (
+        "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:3356, unhandled cuda error (run with NCCL_DEBUG=INFO for details), "
+        "NCCL version 2.21.5\n"
+        "ncclUnhandledCudaError: Call to CUDA function failed.\n"
+        "UnhandledCudaError: Call to CUDA function failed.\n"
+    )
+    assert verdict(log)[:2] == ("nccl_error", True)
+
+
+def test_the_watchdogs_timeout_is_read_from_its_stack_when_its_message_is_gone() -> None:
+    stack = "".join(
+        f"frame #{i}: {fn} + 0x{16 * i + 5:x} (0x7f00{i:04x} in /opt/torch/lib/libtorch_cuda.so)\n"
+        for i, fn in enumerate(
+            [
+                "c10::Error::Error(c10::SourceLocation, std::string)",
+                "c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::"
+                "duration<long, std::ratio<1l, 1000l> > >)",
+                "c10d::ProcessGroupNCCL::watchdogHandler()",
+                "c10d::ProcessGroupNCCL::ncclCommWatchdog()",
+            ]
+        )
+    )
+    assert verdict(STEPS + stack)[:2] == ("nccl_timeout", True)
+    other = stack.replace("WorkNCCL::checkTimeout", "WorkNCCL::finishedGPUExecution")
+    assert verdict(STEPS + other)[0] != "nccl_timeout"
+
+
+@pytest.mark.parametrize("scale", ["0.0", "0", "5e-324", "1.3363823550460978e-51"])
+def test_a_loss_scale_driven_to_zero_is_a_nan_loss(scale: str) -> None:
+    line = f"Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {scale}\n"
+    assert verdict(STEPS + line * 3 + TB)[:2] == ("nan_loss", True)
+
+
+def test_the_scaler_halving_now_and_then_is_normal() -> None:
+    halving = "".join(
+        f"Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {2.0**k}\n"
+        for k in (16, 15, 14)
+    )
+    assert verdict(STEPS + halving + STEPS) == ("healthy", False, None)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "luajit: cuda runtime error (30) : unknown error at /opt/cutorch/lib/THC/THCStorage.c:113",
+        "RuntimeError: CUDA error: unknown error",
+    ],
+)
+def test_cudas_catch_all_error_is_a_failure_with_a_node_to_check(line: str) -> None:
+    d = diagnose_text(STEPS + line + "\n")
+    assert (d["category"], d["failed"], d["catalog_id"]) == ("unknown", True, "cuda_unknown_error")
+    assert "Xid" in d["fix"]
+
+
+# -- a DataLoader worker out of /dev/shm, whoever reports it ------------------------------------
+
+
+def test_torchs_words_for_a_worker_out_of_shared_memory_name_the_shm_whatever_the_wrap() -> None:
+    one_line = (
+        "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. It is "
+        "possible that dataloader's workers are out of shared memory. Please try to raise "
+        "your shared memory limit.\n"
+    )
+    wrapped = (
+        "DataLoader worker (pid 4242) is killed by signal: \n"
+        "Bus error. It is possible that dataloader's workers are out of shared memory. \n"
+        "Please try to raise your shared memory limit. \n"
+    )
+    worker = "ERROR: Unexpected bus error encountered in worker. This might be caused by "
+    worker += "insufficient shared memory (shm).\n"
+    seen = [diagnose_text(STEPS + TB + one_line), diagnose_text(STEPS + wrapped)]
+    seen.append(diagnose_text(STEPS + worker))
+    assert {d["catalog_id"] for d in seen} == {"dataloader_shm"}
+    assert len({d["fingerprint"] for d in seen}) == 1  # one failure, whoever reported it
+
+
+# -- the program's own ERROR record, where the log ends ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "2025-02-11 09:14:03,221 - ERROR - Error during tokenisation: the batch held no input_ids",
+        "ERROR:__main__:evaluation failed: no predictions were written",
+        "2025-02-11 09:14:03.221 | ERROR    | pipeline:stage:41 - shard index is empty",
+        "[2025-02-11 09:14:03][CRITICAL] could not open the dataset manifest",
+    ],
+)
+def test_a_log_that_ends_on_its_own_error_record_failed(record: str) -> None:
+    assert verdict(STEPS + record + "\n\n") == ("code_error", True, "logged_error_end")
+    # one the job went on after was reported, not fatal
+    assert verdict(STEPS + record + "\n" + STEPS) == ("healthy", False, None)
+
+
+def test_a_tools_error_chatter_at_the_end_of_a_finished_run_is_no_failure() -> None:
+    assert verdict(STEPS + "wandb: ERROR Problem finishing run\n") == ("healthy", False, None)
