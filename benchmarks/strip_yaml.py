@@ -20,8 +20,8 @@ Two workloads, every figure from child processes started by this one, in the sam
    labctl reads). Goal: within 3x of the reference. Also shown: `--jobs 1`, and the
    baseline's `--check` (slow: about a minute for 10,000 files).
 
-Wall times are medians; CPU seconds (user + system of the child and its workers) are
-given too, since other work on the machine inflates wall time.
+Wall times are medians (the reference's too, of as many runs); CPU seconds (user + system of
+the child and its workers) are given too, since other work on the machine inflates wall time.
 """
 
 from __future__ import annotations
@@ -251,8 +251,13 @@ def tree(args: argparse.Namespace, codes: dict[str, Path], work: Path) -> None:
     listing.write_text("\n".join(files) + "\n")
     size = sum(os.path.getsize(f) for f in files)
     print(f"\n== a tree: {len(files):,} files read, {size / 2**20:.1f} MiB (+ 40 skipped)")
-    ref_wall, ref_cpu, _ = _run(_me("reference", str(listing)))
-    print(f"reference compose_all (CLoader): {ref_wall:.2f} s wall, {ref_cpu:.2f} s CPU")
+    refs = [_run(_me("reference", str(listing)))[:2] for _ in range(args.repeat)]
+    ref_wall = statistics.median(w for w, _ in refs)
+    ref_cpu = statistics.median(c for _, c in refs)
+    print(
+        f"reference compose_all (CLoader): {ref_wall:.2f} s wall, {ref_cpu:.2f} s CPU "
+        f"(median of {args.repeat}; {min(w for w, _ in refs):.2f}-{max(w for w, _ in refs):.2f} s)"
+    )
     out = work / "tree.json"
     today = str(codes["today"])
     for label, extra in (("", []), (" --jobs 1", ["--jobs", "1"])):
