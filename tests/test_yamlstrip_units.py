@@ -306,3 +306,22 @@ def test_key_paths_with_anchors_and_aliases() -> None:
         ("# merged", '.run.["<<"]'),
         ("# third", ".run.items[2]"),
     ]
+
+
+def test_a_file_changed_between_the_notes_and_the_rewrite_is_left_alone(tmp_path: Path) -> None:
+    """--move-to's second phase rewrites a file only if it still holds the bytes its notes were
+    taken from: an edit in between leaves it as the editor left it, with a changed_on_disk
+    record; an unchanged one is rewritten."""
+    from labctl.yamlstrip.batch import Job, run_job
+
+    edited, kept = tmp_path / "edited.yaml", tmp_path / "kept.yaml"
+    for path in (edited, kept):
+        path.write_text("a: 1  # tuned on 8 GPUs\n")
+    phase1 = {p: run_job(Job(str(p), when="2026-12-02T12:00:00Z")) for p in (edited, kept)}
+    assert all(digest for _, block, digest in phase1.values()) and phase1[kept][1]
+    edited.write_text("a: 2  # someone's edit\n")
+    rec, _, _ = run_job(Job(str(edited), apply=True, digest=phase1[edited][2]))
+    assert rec["kind"] == "error" and rec["reason"] == "changed_on_disk"
+    assert edited.read_text() == "a: 2  # someone's edit\n"
+    rec, _, _ = run_job(Job(str(kept), apply=True, digest=phase1[kept][2]))
+    assert rec["kind"] == "file" and rec["applied"] is True and kept.read_text() == "a: 1\n"

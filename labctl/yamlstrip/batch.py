@@ -42,9 +42,10 @@ def _digest(data: bytes) -> str:
 
 
 def run_job(job: Job) -> tuple[dict[str, Any], str, str]:
-    """(record, notes block or "", digest of the bytes read); never raises for I/O."""
+    """(record, notes block or "", digest of the bytes read -- "" unless --move-to, whose
+    two phases need it); never raises for I/O."""
     result = analyze_path(job.path)
-    digest = _digest(result.data)
+    digest = _digest(result.data) if job.digest is not None or job.when is not None else ""
     applied = False
     try:
         if job.digest is not None and digest != job.digest:
