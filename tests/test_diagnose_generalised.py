@@ -211,7 +211,8 @@ END_MARKERS = [
      "slurm_time_limit"),
     ("PBS signal", "   Exit Status:        271 (Linux Signal 15 SIGTERM Termination)", "unknown"),
     ("k8s OOMKilled", "Last State: Terminated  Reason: OOMKilled  Exit Code: 137", "host_oom"),
-    ("k8s evicted", "Status:  Failed\nReason:  Evicted", "preemption"),
+    # an eviction without its reason: node pressure far more often than priority (corpus14)
+    ("k8s evicted", "Status:  Failed\nReason:  Evicted", "unknown"),
     ("k8s evicted disk", "Reason:  Evicted\nMessage: The node was low on resource: "
      "ephemeral-storage.", "disk_full"),
     ("k8s deadline", "Warning  DeadlineExceeded  2m  job-controller  Job was active longer than "

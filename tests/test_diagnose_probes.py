@@ -222,3 +222,81 @@ def test_a_log_that_ends_on_its_own_error_record_failed(record: str) -> None:
 
 def test_a_tools_error_chatter_at_the_end_of_a_finished_run_is_no_failure() -> None:
     assert verdict(STEPS + "wandb: ERROR Problem finishing run\n") == ("healthy", False, None)
+
+
+# -- corpus14 (the ninth untouched set): Ray's wrappers, kubectl's table, TensorFlow's gRPC ------
+
+RAY_TB = (
+    "Traceback (most recent call last):\n"
+    '  File "/workspace/rl/trainer/main.py", line 94, in run\n'
+    "    trainer.fit()\n"
+    '  File "/workspace/rl/single_controller/ray/base.py", line 47, in func\n'
+    "    output = ray.get(output)\n"
+)
+
+
+def test_rays_task_error_is_read_as_the_exception_it_wraps() -> None:
+    d = diagnose_text(
+        STEPS + RAY_TB + "ray.exceptions.RayTaskError(IndexError): ray::WorkerDict.compute_log_"
+        "probs() (pid=3345, ip=172.17.0.2, actor_id=11af29bb9f)\n"
+        '  File "/workspace/rl/workers/actor.py", line 212, in compute_log_prob\n'
+        "    logits = outputs[idx]\n"
+    )
+    assert (d["category"], d["failed"], d["catalog_id"]) == ("code_error", True, "code_error")
+    assert "IndexError" in d["title"]
+
+
+def test_an_actor_that_failed_in_its_constructor_is_a_failure_its_own_error_names() -> None:
+    died = (
+        "(LLMRayActor pid=41491) Exception raised in creation task: The actor died because of "
+        "an error raised in its creation task, ray::LLMRayActor.__init__() (pid=41491, "
+        "ip=10.0.0.7)\n"
+        '(LLMRayActor pid=41491)   File "/opt/venv/lib/python3.12/site-packages/vllm/config.py",'
+        " line 364, in __init__ [repeated 7x across cluster]\n"
+    )
+    assert verdict(STEPS + died) == ("unknown", True, "ray_actor_creation_failed")
+    named = died + "(LLMRayActor pid=41491) ModuleNotFoundError: No module named 'flash_attn'\n"
+    assert verdict(STEPS + named)[:2] == ("module_not_found", True)
+
+
+def test_an_evicted_pod_in_kubectls_table_is_a_failure_whose_reason_is_not_known() -> None:
+    table = (
+        "NAME                           READY   STATUS     RESTARTS   AGE\n"
+        "trainer-7d9f8b-rlgj8           0/2     Evicted    0          3h\n"
+        "trainer-7d9f8b-xsqhd           2/2     Running    0          3h\n"
+    )
+    d = diagnose_text(table)
+    assert (d["category"], d["failed"], d["catalog_id"]) == ("unknown", True, "pod_evicted")
+    running = table.replace("Evicted ", "Running ")
+    assert verdict(running) == ("healthy", False, None)
+    reason = (
+        table + "Message: The node was low on resource: memory. Container trainer was using 61Gi\n"
+    )
+    assert verdict(reason)[0] == "host_oom"
+
+
+@pytest.mark.parametrize(
+    "status",
+    [
+        "  (1) Unavailable: {{function_node __inference__train_function_133151}} failed to "
+        "connect to all addresses",
+        "tensorflow.python.framework.errors_impl.UnavailableError: Socket closed",
+    ],
+)
+def test_a_remote_tensorflow_worker_that_stopped_answering_is_a_node_failure(status: str) -> None:
+    grpc = (
+        "Additional GRPC error information from remote target /job:worker/replica:0/task:0:\n"
+        ':{"created":"@1610000786.78","description":"Failed to pick subchannel","grpc_status":14}\n'
+    )
+    assert verdict(STEPS + status + "\n" + grpc)[:2] == ("node_failure", True)
+
+
+def test_an_error_reports_detail_line_that_recurs_does_not_start_a_new_run() -> None:
+    """TensorFlow prints a gRPC status once per failed op: the log's first line recurring
+    after it is the same report again, not an appended run that hides the failure."""
+    detail = (
+        ':{"created":"@1610000786.78","description":"Failed to pick subchannel","file":"c.cc"}\n'
+    )
+    status = "  (0) Unavailable: failed to connect to all addresses\n"
+    log = detail + "\t [[{{node StatefulPartitionedCall}}]]\n" + status + detail + status
+    assert verdict(log)[:2] == ("node_failure", True)

@@ -120,9 +120,15 @@ def _usable(line: bytes, cat: Any) -> bool:
     return not (line[:1] in (b" ", b"\t") or len(_LETTERS.findall(text)) < 3 or _busy(line, cat))
 
 
+# words of a failure report: a line that says something failed is part of an error's report
+# (a gRPC status printed once per failed op, a chained exception's detail), not an opening,
+# even where no catalog entry names it
+_FAILING = re.compile(rb"(?i)\b(?:error|errors|failed|failure|fatal|exception|traceback)\b")
+
+
 def _busy(line: bytes, cat: Any) -> bool:
-    """Progress or a catalog candidate, or too long to be an opening."""
-    if len(line) > MAX_OPENING:
+    """Progress, a catalog candidate or a failure's words, or too long to be an opening."""
+    if len(line) > MAX_OPENING or _FAILING.search(line):
         return True
     return any(rx is not None and rx.search(line) for rx in (cat.progress_rx, cat.prefilter))
 
