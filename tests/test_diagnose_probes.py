@@ -298,5 +298,6 @@ def test_an_error_reports_detail_line_that_recurs_does_not_start_a_new_run() -> 
         ':{"created":"@1610000786.78","description":"Failed to pick subchannel","file":"c.cc"}\n'
     )
     status = "  (0) Unavailable: failed to connect to all addresses\n"
-    log = detail + "\t [[{{node StatefulPartitionedCall}}]]\n" + status + detail + status
+    frames = "\t [[{{node StatefulPartitionedCall}}]]\n\t [[IteratorGetNext]]\n"
+    log = detail + frames + status + detail + frames  # the status line only before the recurrence
     assert verdict(log)[:2] == ("node_failure", True)
