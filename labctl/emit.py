@@ -172,13 +172,19 @@ def encoded(
 ) -> Encoded:
     """`rec` with its JSON line and the exit code `run_emitter` would give it (same
     `severity` and `severity_only`), for a worker process to hand over (records.Encoded)."""
+    fields = {k: v for k, v in rec.items() if not isinstance(v, list | tuple | dict)}
+    return Encoded(fields, dumps(rec), int(_exit_code(rec, severity, severity_only)))
+
+
+def _exit_code(rec: dict[str, Any], severity: Severity | None, severity_only: bool) -> ExitCode:
+    """The exit code one record calls for: the shared rules (labctl/severity.py) and the
+    command's `severity`, or the command's alone with `severity_only`."""
     code = ExitCode.OK
     if not (severity_only and severity is not None):
         code = worst(code, default_severity(rec))
     if severity is not None:
         code = worst(code, severity(rec))
-    fields = {k: v for k, v in rec.items() if not isinstance(v, list | tuple | dict)}
-    return Encoded(fields, dumps(rec), int(code))
+    return code
 
 
 def run_emitter(
@@ -205,10 +211,7 @@ def run_emitter(
                 code = worst(code, ExitCode(rec.exit_code))
                 continue
             rec = emitter.emit(rec)
-            if not (severity_only and severity is not None):
-                code = worst(code, default_severity(rec))
-            if severity is not None:
-                code = worst(code, severity(rec))
+            code = worst(code, _exit_code(rec, severity, severity_only))
     except LabctlError as exc:
         emitter.emit(exc.record())
         exc.emitted = True  # type: ignore[attr-defined]
