@@ -5,7 +5,9 @@ code (and is a Hub failure only when the Hub is named), NCCL's own name for an u
 failure, the watchdog's timeout read from its stack when its message is gone, the fp16 loss
 scale driven to zero, CUDA's catch-all error, a traceback header that lost its first letter,
 and torch's own words for a DataLoader worker out of /dev/shm; and from the seventh untouched
-set (corpus12): a log that ends on the program's own ERROR record. The logs are written for
+set (corpus12): a log that ends on the program's own ERROR record; from the ninth (corpus14):
+Ray's wrappers, kubectl's table and TensorFlow's gRPC status; from the tenth (corpus15): torch's
+old spawn wrapper and slurmstepd's polled memory limit. The logs are written for
 these tests, modelled on what the tools print."""
 
 from __future__ import annotations
@@ -301,3 +303,47 @@ def test_an_error_reports_detail_line_that_recurs_does_not_start_a_new_run() -> 
     frames = "\t [[{{node StatefulPartitionedCall}}]]\n\t [[IteratorGetNext]]\n"
     log = detail + frames + status + detail + frames  # the status line only before the recurrence
     assert verdict(log)[:2] == ("node_failure", True)
+
+
+# -- corpus15 (the tenth untouched set): torch's old spawn wrapper, slurmstepd's polled limit ----
+
+SPAWN = (
+    "Traceback (most recent call last):\n"
+    '  File "train.py", line 62, in main\n'
+    "    mp.spawn(main_worker, nprocs=ngpus_per_node, args=(ngpus_per_node, args))\n"
+    '  File "/usr/lib/python3.6/site-packages/torch/multiprocessing/spawn.py", line 119, in join\n'
+    "    raise Exception(msg)\n"
+    "Exception: \n"
+    "\n"
+    "-- Process 0 terminated with the following error:\n"
+    "Traceback (most recent call last):\n"
+    '  File "/usr/lib/python3.6/site-packages/torch/multiprocessing/spawn.py", line 20, in _wrap\n'
+    "    fn(i, *args)\n"
+    '  File "/data/proj/train.py", line 155, in main_worker\n'
+    "    model = DDP(model, device_ids=[args.gpu])\n"
+)
+
+
+def test_torch_spawns_bare_exception_is_the_wrapper_not_the_code_error() -> None:
+    """PyTorch < 1.8 re-raised a worker's failure as `Exception:` carrying the worker's
+    traceback: the worker's own exception is the cause, and without it the cause is unknown."""
+    assert verdict(SPAWN) == ("unknown", True, "spawn_reraise")
+    nccl = "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:514, unhandled system error\n"
+    assert verdict(SPAWN + nccl)[:2] == ("nccl_error", True)
+    key = "KeyError: 'lr'\n"
+    assert verdict(SPAWN + key) == ("code_error", True, "code_error")
+    # a bare Exception raised by the program itself is still its code error
+    own = 'Traceback (most recent call last):\n  File "t.py", line 3, in <module>\nException: \n'
+    assert verdict(STEPS + own) == ("code_error", True, "code_error")
+
+
+@pytest.mark.parametrize("unit", ["Job 41671884", "Step 41671884.0", "Step 41671884.batch"])
+def test_slurmstepds_polled_memory_limit_is_the_cause_of_the_cancel_after_it(unit: str) -> None:
+    log = (
+        STEPS + f"slurmstepd: error: {unit} exceeded memory limit (527765336 > 524288000), "
+        "being killed\n"
+        "slurmstepd: error: *** JOB 41671884 ON holybigmem06 CANCELLED AT 2018-04-16T10:23:15 ***\n"
+    )
+    assert verdict(log) == ("host_oom", True, "host_oom_kill")
+    # without the limit's report the cancel alone decides: someone cancelled the job
+    assert verdict(log.replace(f"slurmstepd: error: {unit}", "note: the job"))[0] == "cancelled"
