@@ -7,7 +7,8 @@ scale driven to zero, CUDA's catch-all error, a traceback header that lost its f
 and torch's own words for a DataLoader worker out of /dev/shm; and from the seventh untouched
 set (corpus12): a log that ends on the program's own ERROR record; from the ninth (corpus14):
 Ray's wrappers, kubectl's table and TensorFlow's gRPC status; from the tenth (corpus15): torch's
-old spawn wrapper and slurmstepd's polled memory limit. The logs are written for
+old spawn wrapper and slurmstepd's polled memory limit; from the eleventh (corpus16): CUDA that
+failed to initialise, said only as a warning. The logs are written for
 these tests, modelled on what the tools print."""
 
 from __future__ import annotations
@@ -347,3 +348,28 @@ def test_slurmstepds_polled_memory_limit_is_the_cause_of_the_cancel_after_it(uni
     assert verdict(log) == ("host_oom", True, "host_oom_kill")
     # without the limit's report the cancel alone decides: someone cancelled the job
     assert verdict(log.replace(f"slurmstepd: error: {unit}", "note: the job"))[0] == "cancelled"
+
+
+# -- corpus16 (the eleventh untouched set): CUDA that failed to initialise, said as a warning -----
+
+TOO_OLD = (
+    "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:124: UserWarning: CUDA "
+    "initialization: The NVIDIA driver on your system is too old (found version 11000). Please "
+    "update your GPU driver (Triggered internally at c10/cuda/CUDAFunctions.cpp:108.)\n"
+)
+NO_DRIVER = TOO_OLD.replace(
+    "The NVIDIA driver on your system is too old (found version 11000)",
+    "Found no NVIDIA driver on your system",
+)
+
+
+def test_cuda_that_failed_to_initialise_is_the_end_of_a_job_that_shows_nothing_after_it() -> None:
+    """torch says so with a UserWarning, and the job goes on without its GPUs: the root cause
+    when nothing follows, and of the CUDA error it runs into; a job that trains after it
+    survived it, and a CPU job's 'no driver at all' stays noise."""
+    assert verdict(TOO_OLD) == ("cuda_driver_mismatch", True, "cuda_init_failed_warning")
+    after = TB + "RuntimeError: Attempting to deserialize object on a CUDA device but "
+    after += "torch.cuda.is_available() is False.\n"
+    assert verdict(TOO_OLD + after)[:2] == ("cuda_driver_mismatch", True)
+    assert verdict(TOO_OLD + STEPS + "Training complete.\n") == ("healthy", False, None)
+    assert verdict(NO_DRIVER + STEPS + "Training complete.\n") == ("healthy", False, None)
