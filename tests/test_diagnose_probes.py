@@ -373,3 +373,87 @@ def test_cuda_that_failed_to_initialise_is_the_end_of_a_job_that_shows_nothing_a
     assert verdict(TOO_OLD + after)[:2] == ("cuda_driver_mismatch", True)
     assert verdict(TOO_OLD + STEPS + "Training complete.\n") == ("healthy", False, None)
     assert verdict(NO_DRIVER + STEPS + "Training complete.\n") == ("healthy", False, None)
+
+
+# -- corpus18 and corpus19: detectron2's records, Hydra's appended runs, cuBLAS, Ray's workers ---
+
+D2 = "".join(
+    f"[12/20 18:{m:02d}:09 d2.utils.events]:  eta: 19:46:55  iter: {i}  total_loss: {10 - i / 999:.3f}\n"
+    for m, i in ((10, 4919), (12, 4939), (14, 4959), (16, 4979))
+)
+
+
+def test_a_log_that_ends_on_detectron2s_error_record_failed_there() -> None:
+    rec = "ERROR [12/20 18:16:20 d2.engine.train_loop]: evaluation produced no predictions\n"
+    assert verdict(D2 + rec) == ("code_error", True, "logged_error_end")
+    # its WARNING records are not the end of anything
+    warn = "WARNING [12/20 18:16:20 d2.engine.train_loop]: evaluation produced no predictions\n"
+    assert verdict(D2 + warn)[:2] == ("healthy", False)
+
+
+def test_an_exception_announced_but_cut_off_is_a_failure_whose_cause_is_not_in_the_log() -> None:
+    """logger.exception("Exception during training:") is followed by the traceback; a log
+    that ends on the announcement shows a failure but not its cause."""
+    save = "[12/20 18:16:20 fvcore.common.checkpoint]: Saving checkpoint to ./output/model.pth\n"
+    cut = "ERROR [12/20 18:16:20 d2.engine.train_loop]: Exception during training:\n"
+    assert verdict(D2 + save + cut) == ("unknown", True, "logged_exception_cut")
+    full = cut + TB + "OSError: [Errno 28] No space left on device\n"
+    assert verdict(D2 + save + full)[:2] == ("disk_full", True)
+
+
+def test_cublas_that_could_not_create_its_handle_is_not_a_cudnn_failure() -> None:
+    err = (
+        TB + "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling "
+        "`cublasCreate(handle)`\n"
+    )
+    assert verdict(STEPS + err) == ("unknown", True, "cublas_handle_failed")
+    alloc = err.replace("NOT_INITIALIZED", "ALLOC_FAILED")
+    assert verdict(STEPS + alloc)[0] == "cuda_oom"
+
+
+def test_runs_appended_by_hydras_logger_are_told_apart_by_its_glued_time_stamp() -> None:
+    """Hydra writes `[2022-09-23 19:29:09,028][module][LEVEL] - text`: the stamp's closing
+    bracket is glued to the next field; the last run decides."""
+
+    def run(day: str, body: str) -> str:
+        return (
+            f"[2022-{day} 19:29:09,028][src.utils.utils][INFO] - Enforcing tags! <cfg.extras>\n"
+            f"[2022-{day} 19:29:09,045][src.utils.utils][INFO] - Printing config tree with Rich!\n"
+            f"[2022-{day} 19:29:09,502][__main__][INFO] - Instantiating datamodule <cifar10>\n"
+            + body
+        )
+
+    failed = run(
+        "09-23",
+        "[2022-09-23 19:29:09,527][src.utils.utils][ERROR] - \n"
+        + TB
+        + "TypeError: __init__() got an unexpected keyword 'lin1_size'\n"
+        + "[2022-09-23 19:29:09,535][src.utils.utils][INFO] - Closing loggers...\n",
+    )
+    done = run(  # no progress line: only the run's start tells the runs apart
+        "10-15",
+        "[2022-10-15 19:40:00,000][__main__][INFO] - Starting training!\n"
+        "[2022-10-15 20:03:01,069][__main__][INFO] - Starting testing!\n"
+        "[2022-10-15 20:03:13,356][__main__][INFO] - Best ckpt path: ckpts/epoch_000.ckpt\n"
+        "[2022-10-15 20:03:13,362][src.utils.utils][INFO] - Closing loggers...\n",
+    )
+    assert verdict(failed + done) == ("healthy", False, None)
+    assert verdict(done + failed)[:2] == ("code_error", True)
+
+
+def test_ray_workers_output_flushed_after_the_drivers_failure_is_not_progress() -> None:
+    driver = (
+        'Traceback (most recent call last):\n  File "evaluate.py", line 108, in evaluate\n'
+        "    ray.get(p1)\n"
+        "AttributeError: 'PPO' object has no attribute 'workers'\n"
+    )
+    bars = "".join(
+        f"\x1b[2m\x1b[36m(pid=69443)\x1b[0m \r  0%|          | {i}/1314000 [00:01<10:11, 35.8it/s]\n"
+        for i in range(4, 244, 4)
+    )
+    assert verdict(STEPS + driver + bars)[:2] == ("code_error", True)
+    # the same bars from the driver itself: the job did go on after that error
+    assert verdict(STEPS + driver + bars.replace("\x1b[2m\x1b[36m(pid=69443)\x1b[0m ", ""))[:2] == (
+        "healthy",
+        False,
+    )

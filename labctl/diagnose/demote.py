@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from labctl.diagnose.catalog import Catalog, Entry
-from labctl.diagnose.hits import CatalogHit
+from labctl.diagnose.hits import RAY_WORKER, CatalogHit
 
 SURVIVE_LINES = 30
 QUIET = "logged at WARNING/INFO level: reported, not raised"
@@ -97,6 +97,9 @@ class Context:
     """What a log says besides its failure-looking lines."""
 
     progress_from_end: int | None = None  # the last forward-progress line
+    # ... was a Ray worker's line, relayed by the driver (hits.RAY_WORKER): after the driver's
+    # own failure, its workers' last output is flushed as it shuts down, not a job going on
+    progress_by_worker: bool = False
     ends_in_traceback: bool = False  # the log stops inside a traceback (no exception line)
     last_traceback: tuple[int, bool] | None = None  # (from_end, written at WARNING/INFO level)
     last_exception: int | None = None  # from_end of the last traceback's exception line
@@ -272,6 +275,8 @@ def why_not(cat: Catalog, c: Cand, successes: list[Cand], ctx: Context) -> Why |
         text = f"the job script went on after it (the log's last output is at {ctx.where(out)})"
         return Why("survived", text, at=out, at_role="output")
     p = ctx.progress_from_end
+    if ctx.progress_by_worker and RAY_WORKER.match(h.text.encode()) is None:
+        p = None  # the driver failed: its workers' output after it is flushed, not progress
     if p is not None and h.from_end - p >= (1 if c.entry.survivable else SURVIVE_LINES):
         text = (
             f"survived: the job kept making progress {h.from_end - p} lines later "

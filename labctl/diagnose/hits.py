@@ -31,6 +31,11 @@ def clip(raw: bytes, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# the prefix Ray's driver puts on a line it relays from a worker or actor process:
+# `(pid=69443) `, `(TrainWorker pid=41491) `, `(pid=41491, ip=10.0.0.7) `, after any ANSI colour
+RAY_WORKER = re.compile(rb"(?:\x1b\[[\d;]*m)*\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)")
+
+
 def strip_prefix(raw: bytes) -> bytes:
     """Drop launcher prefixes (`[rank0]:`, `0:`, `(pid=1)`, `<stderr>:`) from a line."""
     return raw[_PREFIX.match(raw).end() :]  # type: ignore[union-attr]
@@ -112,3 +117,4 @@ class RegionScan:
     last_progress: int | None = None  # rel line of the last forward-progress line
     restart: tuple[int, int] | None = None  # the last run (restarts.py): rel line, lines shared
     ends_ignored: bool = False  # it stops inside a traceback printed "Exception ignored in"
+    progress_by_worker: bool = False  # the last progress line is a Ray worker's `(pid=N) ...`

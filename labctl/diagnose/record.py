@@ -40,6 +40,7 @@ class Findings:
         self.ends_ignored = False  # the tail is the frames of an "Exception ignored" traceback
         self.regions = 0
         self.progress: int | None = None  # from_end of the last forward-progress line
+        self.progress_by_worker = False  # ... printed by a Ray worker (relayed by the driver)
         self.restart: tuple[int, int] | None = None  # the last run: from_end, lines shared
 
     def add(self, res: RegionScan) -> None:
@@ -55,6 +56,7 @@ class Findings:
                 tb.exc_rel = self.lines + n - tb.exc_rel + 1  # now a from_end
         if self.progress is None and res.last_progress is not None:
             self.progress = self.lines + n - res.last_progress + 1
+            self.progress_by_worker = res.progress_by_worker
         if self.restart is None and res.restart is not None:
             self.restart = (self.lines + n - res.restart[0] + 1, res.restart[1])
         if self.regions == 0:
@@ -79,6 +81,7 @@ class Findings:
         cut = last is not None and last[1].exc_rel is None and last[0] <= TB_END
         return Context(
             progress_from_end=self.progress,
+            progress_by_worker=self.progress_by_worker,
             ends_in_traceback=cut or (not self.ends_ignored and _ends_in_frames(self.tail)),
             last_traceback=(last[0], last[1].quiet) if last else None,
             last_exception=last[1].exc_rel if last else None,

@@ -44,9 +44,11 @@ _STAMP = re.compile(
 )
 
 
-# a logger's time stamp before a record's text: `2025-05-06 20:14:27,402 INFO ...`
+# a logger's time stamp before a record's text: `2025-05-06 20:14:27,402 INFO ...`, or in
+# brackets, with the next field glued on as Hydra writes it: `[2022-09-23 19:29:09,028][main]`
 _LOGSTAMP = re.compile(
-    rb"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s+(?=\S)"
+    rb"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
+    rb"(?:\]\s*|\s+)(?=\S)"
 )
 
 

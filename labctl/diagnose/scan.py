@@ -19,6 +19,7 @@ Here: the input and the blocks; each candidate line is decided in
 from __future__ import annotations
 
 import os
+import re
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -28,6 +29,7 @@ from labctl.diagnose.candidates import CandidateLines
 from labctl.diagnose.catalog import Catalog
 from labctl.diagnose.hits import (
     KEEP,
+    RAY_WORKER,
     CatalogHit,
     EntryHits,
     RegionScan,
@@ -44,6 +46,22 @@ from labctl.diagnose.lines import (
 )
 from labctl.diagnose.signs import last_progress
 from labctl.diagnose.tracebacks import Pending
+
+_RAY_ONLY = re.compile(rb"(?:\x1b\[[\d;]*m|\s)*$")
+
+
+def _relayed(data: bytes, lo: int, pos: int) -> bool:
+    """Is the line holding offset `pos` a Ray worker's, relayed by the driver? A tqdm frame's
+    `\r` (a break once normalised) leaves the prefix alone on the line before it."""
+    line = data.rfind(b"\n", lo, pos) + 1 or lo
+    if RAY_WORKER.match(data, line) is not None:
+        return True
+    if line - 1 <= lo:
+        return False
+    prev = data.rfind(b"\n", lo, line - 1) + 1 or lo
+    m = RAY_WORKER.match(data, prev, line - 1)
+    return m is not None and _RAY_ONLY.match(data, m.end(), line - 1) is not None
+
 
 DEFAULT_BLOCK = 8 << 20
 TAIL_LINES = 10
@@ -94,6 +112,7 @@ class Scanner(CandidateLines):
         self._exc_tags: dict[int, frozenset[int]] = {}  # exception line -> frames tags
         self._progress: int | None = None  # rel line of the last forward-progress line
         self._progress_text: bytes | None = None  # the last progress match (carried across blocks)
+        self._progress_by_worker = False  # that line is a Ray worker's, relayed by the driver
         self._wrap: int | None = None  # a terminal's wrap width (0: not wrapped); wrap.py
         # several runs in one log (restarts.py): the log's first lines, given or learnt when
         # this scan starts at the log's first byte, and the last line that repeats the first
@@ -147,6 +166,7 @@ class Scanner(CandidateLines):
             self._progress,
             self._restart,
             ends_ignored,
+            self._progress_by_worker,
         )
 
     def close(self) -> None:
@@ -239,6 +259,7 @@ class Scanner(CandidateLines):
         )
         if pos is not None:  # counted back from the block's end: progress sits near it
             self._progress = lines_at_end - data.count(b"\n", pos, end) + 1
+            self._progress_by_worker = _relayed(data, start, pos)
 
     def _note_restart(self, data: bytes, start: int, end: int, base: int) -> None:
         if self._opening is None or self._head is None:
