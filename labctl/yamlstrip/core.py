@@ -20,8 +20,6 @@ the node trees, for tags `safe_load` cannot build) and refuses the file if they 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 
 import yaml
@@ -151,19 +149,6 @@ def _comments(text: str, spans: list[Span], paths: dict[int, str | None]) -> tup
     )
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The parsers allocate many small objects; generational GC passes over them cost
-    time and free nothing."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def analyze(data: bytes, *, source: str = "-", scanner: str | None = None) -> StripResult:
     """Find every comment in `data`, strip them byte-exactly and verify the result.
 
@@ -176,25 +161,34 @@ def analyze(data: bytes, *, source: str = "-", scanner: str | None = None) -> St
     if isinstance(decoded, StripResult):
         return decoded
     engine = engine_named(scanner)
-    with _gc_paused():
-        try:
-            return _analyze(engine, source, data, decoded)
-        except _Defer as why:
-            if scanner is not None:
-                raise RuntimeError(f"libyaml cannot decide: {why}") from None
-            result = _analyze(PURE_ENGINE, source, data, decoded)
-            return replace(result, scanner_note=str(why))
+    # the parsers allocate many small objects; generational GC passes over them cost time
+    # and free nothing (a plain try/finally: a context manager per file costs more)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyze(engine, source, data, decoded)
+    except _Defer as why:
+        if scanner is not None:
+            raise RuntimeError(f"libyaml cannot decide: {why}") from None
+        result = _analyze(PURE_ENGINE, source, data, decoded)
+        return replace(result, scanner_note=str(why))
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _analyze(engine: Engine, source: str, data: bytes, text: str) -> StripResult:
     fast = engine.name == LIBYAML
     src = engine.source(text, data)
-    paths = KeyPaths(has_bom=text.startswith("\ufeff"))
-    events = kept_events(len(text))
+    # without a `#` there is no comment: the walk only reads the text (and refuses it
+    # where the pure parser must), with no key paths to place and no events to keep
+    has_hash = "#" in text
+    paths = KeyPaths(has_bom=text.startswith("\ufeff")) if has_hash else None
+    events = kept_events(len(text)) if has_hash else None
     spans = _walk(engine, source, data, text, src, paths, events)
     if isinstance(spans, StripResult):
         return spans
-    if not spans:
+    if not spans or paths is None or events is None:
         return StripResult(
             source=source, data=data, new_data=data, verified=True, scanner=engine.name
         )
@@ -222,11 +216,11 @@ def _walk(
     data: bytes,
     text: str,
     src: str | bytes,
-    paths: KeyPaths,
-    events: Events | EventList,
+    paths: KeyPaths | None,
+    events: Events | EventList | None,
 ) -> list[Span] | StripResult:
     """Pass 1: the comment spans of `text` (their key paths go to `paths`, the events to
-    `events`), or the refusal of a text the pure parser rejects."""
+    `events`, when given), or the refusal of a text the pure parser rejects."""
     fast = engine.name == LIBYAML
     try:
         with engine.parser(src) as get_event:
@@ -276,12 +270,14 @@ def _verify(
     """What verified `new_text` (a `model.WITH_*`), else (reason, message, line)."""
     fast = engine.name == LIBYAML
     new_src = engine.source(new_text, new_data)
-    after = Walker(new_text, engine.shift(new_text), careful=fast)
+    shift = engine.shift(new_text)
+    after: Walker | None = None
     try:
         with engine.parser(new_src) as get_event:
-            quick = quick_verify(new_text, engine.shift(new_text), get_event, events)
+            quick = quick_verify(new_text, shift, get_event, events)
         if not quick:  # a `#` the quick check cannot place: the full walk decides
             events.rewind()
+            after = Walker(new_text, shift, careful=fast)
             with engine.parser(new_src) as get_event:
                 after.run(get_event, events)
     except Mismatch:
@@ -294,7 +290,7 @@ def _verify(
         if fast:
             raise _Defer(f"libyaml rejected the stripped text: {summary(exc)}") from None
         return invalid_after_strip(exc)
-    if after.spans:
+    if after is not None and after.spans:
         if fast:
             raise _Defer("comments remain after stripping")
         return model.COMMENTS_REMAIN, "internal check failed: comments remain after stripping", None

@@ -11,8 +11,7 @@ libyaml reads the UTF-8 bytes themselves (no copy); the pure parser reads the te
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +25,9 @@ PURE = "pure"
 class Engine:
     name: str  # LIBYAML or PURE
     loader: Any  # a loader class: yaml.CSafeLoader or yaml.SafeLoader
+    # what reads the events: libyaml's CParser alone (CSafeLoader's constructor and resolver
+    # state are never touched by a walk), or the pure loader
+    reader: Any
 
     def source(self, text: str, data: bytes | None) -> str | bytes:
         """What the parser reads: the UTF-8 bytes for libyaml, the text for pure Python."""
@@ -37,21 +39,42 @@ class Engine:
         """What to add to this parser's `Mark.index` to get an offset into `text`."""
         return 1 if self.name == LIBYAML and text.startswith("\ufeff") else 0
 
-    @contextmanager
-    def parser(self, source: str | bytes) -> Iterator[Callable[[], Any]]:
-        """The parser's `get_event`: the next event, None after the last (raises
-        yaml.YAMLError on bad input)."""
-        loader = self.loader(source)
-        try:
-            yield loader.get_event
-        finally:
-            loader.dispose()
+    def parser(self, source: str | bytes) -> _Parsing:
+        """A context whose value is the parser's `get_event`: the next event, None after
+        the last (raises yaml.YAMLError on bad input)."""
+        return _Parsing(self.reader(source))
 
 
-PURE_ENGINE = Engine(PURE, yaml.SafeLoader)
-LIBYAML_ENGINE: Engine | None = (
-    Engine(LIBYAML, yaml.CSafeLoader) if getattr(yaml, "__with_libyaml__", False) else None
-)
+class _Parsing:
+    """`with engine.parser(text) as get_event`: a plain class, not a generator-based
+    context manager (three of them per file were a tenth of a small file's time)."""
+
+    __slots__ = ("loader",)
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+
+    def __enter__(self) -> Callable[[], Any]:
+        return self.loader.get_event
+
+    def __exit__(self, *exc: object) -> None:
+        self.loader.dispose()
+
+
+PURE_ENGINE = Engine(PURE, yaml.SafeLoader, yaml.SafeLoader)
+
+
+def _libyaml() -> Engine | None:
+    """libyaml's engine, when PyYAML was built with it: events come from its parser alone
+    (CParser, without CSafeLoader's constructor and resolver state a walk never touches)."""
+    if not getattr(yaml, "__with_libyaml__", False):
+        return None
+    from yaml._yaml import CParser
+
+    return Engine(LIBYAML, yaml.CSafeLoader, CParser)
+
+
+LIBYAML_ENGINE: Engine | None = _libyaml()
 
 
 def engine_named(name: str | None) -> Engine:

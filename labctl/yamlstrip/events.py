@@ -133,14 +133,14 @@ class Events:
 
 # what must be equal, per kind of event, for two streams to be the same (marks aside; the
 # end events and StreamStart/StreamEnd carry nothing else that parsing a text can vary)
-_SAME = (
-    (ScalarEvent, attrgetter("value", "style", "tag", "anchor", "implicit")),
-    (MappingStartEvent, attrgetter("flow_style", "tag", "anchor", "implicit")),
-    (SequenceStartEvent, attrgetter("flow_style", "tag", "anchor", "implicit")),
-    (AliasEvent, attrgetter("anchor")),
-    (DocumentStartEvent, attrgetter("explicit", "version", "tags")),
-    (DocumentEndEvent, attrgetter("explicit")),
-)
+_SCALAR = attrgetter("value", "style", "tag", "anchor", "implicit")
+_COLLECTION = attrgetter("flow_style", "tag", "anchor", "implicit")  # mapping, sequence start
+_COLLECTIONS = frozenset({MappingStartEvent, SequenceStartEvent})
+_OTHER = {  # a few per text: compared one by one
+    AliasEvent: attrgetter("anchor"),
+    DocumentStartEvent: attrgetter("explicit", "version", "tags"),
+    DocumentEndEvent: attrgetter("explicit"),
+}
 LIST_MAX_CHARS = 1 << 16  # texts up to this size keep their event objects (a few MB at most)
 
 
@@ -151,11 +151,27 @@ def same_events(a: list[Any], b: list[Any]) -> bool:
     kinds = list(map(type, a))
     if kinds != list(map(type, b)):
         return False
-    for cls, get in _SAME:
-        picked = list(map(is_, kinds, repeat(cls)))
-        if list(map(get, compress(a, picked))) != list(map(get, compress(b, picked))):
-            return False
+    picked = list(map(is_, kinds, repeat(ScalarEvent)))
+    if list(map(_SCALAR, compress(a, picked))) != list(map(_SCALAR, compress(b, picked))):
+        return False
+    picked = list(map(_COLLECTIONS.__contains__, kinds))
+    if list(map(_COLLECTION, compress(a, picked))) != list(map(_COLLECTION, compress(b, picked))):
+        return False
+    for cls, get in _OTHER.items():
+        if cls in kinds:
+            at = kinds.index(cls)
+            while at >= 0:
+                if get(a[at]) != get(b[at]):
+                    return False
+                at = _next(kinds, cls, at + 1)
     return True
+
+
+def _next(kinds: list[type], cls: type, start: int) -> int:
+    try:
+        return kinds.index(cls, start)
+    except ValueError:
+        return -1
 
 
 class EventList:

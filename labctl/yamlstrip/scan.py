@@ -44,10 +44,20 @@ from labctl.yamlstrip.spans import (
 )
 
 _QUOTED = frozenset("'\"")
+_OPENS = frozenset({MappingStartEvent, SequenceStartEvent})
+_CLOSES = frozenset({MappingEndEvent, SequenceEndEvent})
 
 
 def _start(span: Span) -> int:
     return span.start
+
+
+def _ignore(event: Any, at: int) -> None:
+    """No tracker: nothing to tell."""
+
+
+def _ignore_one(event: Any) -> None:
+    """No event store: nothing to keep."""
 
 
 class Walker(InsideEvents):
@@ -67,32 +77,41 @@ class Walker(InsideEvents):
         """Walk the events `get_event()` returns until None, keeping them in `events`;
         once `events.frozen`, check each against the kept ones instead (`Mismatch`)."""
         text, shift, careful = self.text, self.shift, self.careful
-        node = self.tracker.node if self.tracker is not None else None
-        note = None if events is None else events.note()
+        tracker = self.tracker
+        node = _ignore if tracker is None else tracker.node
+        end_of = _ignore if tracker is None else tracker.end
+        note = _ignore_one if events is None else events.note()
         find = text.find
         cov = 0
         cov_mark = None
         # the next `#` (and, for libyaml, tab) at or after `cov`: only a gap holding one
         # needs a closer look
         hash_at = find("#")
-        tab_at = find("\t") if careful else -1
-        if careful and find("\ufeff", 1) >= 0:
-            raise Unsure("a BOM after the start of the text (libyaml skips one at any line start)")
+        tab_at = self._first_tab()
         for event in iter(get_event, None):
             start = event.start_mark.index + shift
             if 0 <= hash_at < start:
                 self._gap(cov, cov_mark, start)
             if careful and (0 <= tab_at < start or self.flow):
                 tab_at = self._careful_gap(cov, start, tab_at)
-            if note is not None:
-                note(event)
-            if type(event) is ScalarEvent:
-                if node is not None:
-                    node(event, start)
+            note(event)
+            cls = type(event)
+            if cls is ScalarEvent:
+                node(event, start)
                 if event.anchor is not None or event.tag is not None or event.style in BLOCK:
                     self._inside_node(event, start)
                 if careful and self.flow and not event.style and "?" in event.value:
                     raise Unsure("a '?' in a plain scalar in a flow collection")  # pure ends it
+            elif cls in _CLOSES and not self.flow:  # the commonest structure, inline
+                self.depth -= 1
+                end_of(event, event.end_mark.index + shift)
+            elif cls in _OPENS and not event.flow_style:
+                node(event, start)
+                if event.anchor is not None or event.tag is not None:
+                    self._inside_node(event, start)
+                self.depth += 1
+                if self.depth > MAX_DEPTH:
+                    raise TooDeep()
             else:
                 self._structure(event, start)
             end_mark = event.end_mark
@@ -104,11 +123,23 @@ class Walker(InsideEvents):
                     hash_at = find("#", end)
                 if 0 <= tab_at < end:
                     tab_at = self._event_tabs(event, tab_at, end)
+        return self._finish(events)
+
+    def _finish(self, events: Events | EventList | None) -> list[Span]:
         if events is not None and events.frozen:
             events.check_done()
         if self.tracker is not None:
             self.tracker.finish()
         return self.spans
+
+    def _first_tab(self) -> int:
+        """libyaml: the first tab (-1 for none, or for the pure parser); a BOM after the
+        start is refused at once."""
+        if not self.careful:
+            return -1
+        if self.text.find("\ufeff", 1) >= 0:
+            raise Unsure("a BOM after the start of the text (libyaml skips one at any line start)")
+        return self.text.find("\t")
 
     def _structure(self, event: Any, start: int) -> None:
         """Collections, aliases and document markers."""

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 LINE_BREAK_CHARS = "\r\n\x85\u2028\u2029"
 BREAK = re.compile("[\r\n\x85\u2028\u2029]")
 BREAK_UNIT = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+_ODD_BREAK = re.compile("[\r\x85\u2028\u2029]")  # a line break other than `\n`
 BLANKS = " \t"
 MAX_DEPTH = 1000  # deeper nesting is refused: PyYAML's composer would overflow its stack
 
@@ -30,6 +31,9 @@ class Span(NamedTuple):
         """0-based column in characters, not counting a BOM (as PyYAML counts)."""
         bom = 1 if has_bom and self.line_start == 0 else 0
         return self.start - self.line_start - bom
+
+
+_new = tuple.__new__
 
 
 class Unsure(Exception):
@@ -74,7 +78,7 @@ class Recorder:
         self.careful = careful  # libyaml: raise Unsure where the pure scanner must decide
         self.spans: list[Span] = []
         # only `\n` breaks lines (the common case): plain string searches will do
-        self.plain_breaks = not any(ch in text for ch in "\r\x85\u2028\u2029")
+        self.plain_breaks = _ODD_BREAK.search(text) is None
 
     def _add(self, hash_at: int, line: int, line_start: int) -> int:
         """Record the comment starting at `hash_at`; returns where it ends."""
@@ -90,7 +94,8 @@ class Recorder:
         prefix = self.text[line_start:hash_at]
         if line_start == 0 and prefix.startswith("\ufeff"):
             prefix = prefix[1:]
-        span = Span(hash_at, end, line, line_start, bool(prefix.strip(BLANKS)))
+        # tuple.__new__: a NamedTuple's own __new__ is a Python call, twice the cost
+        span = _new(Span, (hash_at, end, line, line_start, bool(prefix.strip(BLANKS))))
         if self.tracker is not None:
             self.tracker.comment(len(self.spans), span)
         self.spans.append(span)
