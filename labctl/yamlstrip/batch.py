@@ -9,6 +9,7 @@ read again and must hold the bytes the notes were taken from).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import multiprocessing
 import os
@@ -84,6 +85,9 @@ def _init_worker(redactor: Redactor, encode: Callable[[Redacted], Redacted] | No
     global _encode
     set_default_redactor(redactor)
     _encode = encode
+    # what the worker inherited (the interpreter, labctl, yaml) lives as long as it does:
+    # out of the collector's sight, each full collection no longer walks it all
+    gc.freeze()
 
 
 def run_job_encoded(job: Job) -> tuple[dict[str, Any], str, str]:

@@ -134,18 +134,22 @@ def _yaml_error(source: str, data: bytes, text: str, exc: Exception) -> StripRes
 
 
 def _comments(text: str, spans: list[Span], paths: dict[int, str | None]) -> tuple[Comment, ...]:
-    has_bom = text.startswith("\ufeff")
+    bom = 1 if text.startswith("\ufeff") else 0
+    new, get = tuple.__new__, paths.get  # tuple.__new__: Comment's own __new__ is a Python call
     return tuple(
-        Comment(
-            start=span.start,
-            end=span.end,
-            line=span.line + 1,
-            column=span.column(has_bom) + 1,
-            text=text[span.start : span.end],
-            inline=span.inline,
-            key_path=paths.get(number),
+        new(
+            Comment,
+            (
+                start,
+                end,
+                line + 1,
+                start - line_start - (bom if line_start == 0 else 0) + 1,  # Span.column
+                text[start:end],
+                inline,
+                get(number),
+            ),
         )
-        for number, span in enumerate(spans)
+        for number, (start, end, line, line_start, inline) in enumerate(spans)
     )
 
 
