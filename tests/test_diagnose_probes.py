@@ -378,7 +378,8 @@ def test_cuda_that_failed_to_initialise_is_the_end_of_a_job_that_shows_nothing_a
 # -- corpus18 and corpus19: detectron2's records, Hydra's appended runs, cuBLAS, Ray's workers ---
 
 D2 = "".join(
-    f"[12/20 18:{m:02d}:09 d2.utils.events]:  eta: 19:46:55  iter: {i}  total_loss: {10 - i / 999:.3f}\n"
+    f"[12/20 18:{m:02d}:09 d2.utils.events]:  eta: 19:46:55  iter: {i}  "
+    f"total_loss: {10 - i / 999:.3f}\n"
     for m, i in ((10, 4919), (12, 4939), (14, 4959), (16, 4979))
 )
 
@@ -448,7 +449,8 @@ def test_ray_workers_output_flushed_after_the_drivers_failure_is_not_progress() 
         "AttributeError: 'PPO' object has no attribute 'workers'\n"
     )
     bars = "".join(
-        f"\x1b[2m\x1b[36m(pid=69443)\x1b[0m \r  0%|          | {i}/1314000 [00:01<10:11, 35.8it/s]\n"
+        f"\x1b[2m\x1b[36m(pid=69443)\x1b[0m \r  0%|          | {i}/1314000 "
+        "[00:01<10:11, 35.8it/s]\n"
         for i in range(4, 244, 4)
     )
     assert verdict(STEPS + driver + bars)[:2] == ("code_error", True)
