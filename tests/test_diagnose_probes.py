@@ -8,7 +8,8 @@ and torch's own words for a DataLoader worker out of /dev/shm; and from the seve
 set (corpus12): a log that ends on the program's own ERROR record; from the ninth (corpus14):
 Ray's wrappers, kubectl's table and TensorFlow's gRPC status; from the tenth (corpus15): torch's
 old spawn wrapper and slurmstepd's polled memory limit; from the eleventh (corpus16): CUDA that
-failed to initialise, said only as a warning. The logs are written for
+failed to initialise, said only as a warning; and from the later sets, detectron2's and Hydra's
+log records, cuBLAS, Ray's workers and a loss named by its part. The logs are written for
 these tests, modelled on what the tools print."""
 
 from __future__ import annotations
@@ -459,3 +460,18 @@ def test_ray_workers_output_flushed_after_the_drivers_failure_is_not_progress() 
         "healthy",
         False,
     )
+
+
+# -- corpus20: a loss whose name carries its part ------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["loss_net", "loss_G", "loss/total", "train_loss_ce"])
+def test_a_named_part_of_the_loss_that_stays_nan_is_a_nan_loss(name: str) -> None:
+    rows = "".join(
+        f"train iter: {i} {name}: {'nan' if i else '0.9443'} loss_scale: 785.4 norm: nan\n"
+        for i in (0, 100, 200)
+    )
+    assert verdict(rows) == ("nan_loss", True, "nan_loss_logged")
+    # the loss scaler's own value is not the loss
+    scale = "".join(f"train iter: {i} loss: 0.5 loss_scale: nan\n" for i in (0, 100, 200))
+    assert verdict(scale)[:2] == ("healthy", False)
