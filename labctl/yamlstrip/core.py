@@ -134,22 +134,22 @@ def _yaml_error(source: str, data: bytes, text: str, exc: Exception) -> StripRes
 
 
 def _comments(text: str, spans: list[Span], paths: dict[int, str | None]) -> tuple[Comment, ...]:
-    bom = 1 if text.startswith("\ufeff") else 0
+    has_bom = text.startswith("\ufeff")
     new, get = tuple.__new__, paths.get  # tuple.__new__: Comment's own __new__ is a Python call
     return tuple(
         new(
             Comment,
             (
-                start,
-                end,
-                line + 1,
-                start - line_start - (bom if line_start == 0 else 0) + 1,  # Span.column
-                text[start:end],
-                inline,
+                span.start,
+                span.end,
+                span.line + 1,
+                span.column(has_bom) + 1,
+                text[span.start : span.end],
+                span.inline,
                 get(number),
             ),
         )
-        for number, (start, end, line, line_start, inline) in enumerate(spans)
+        for number, span in enumerate(spans)
     )
 
 

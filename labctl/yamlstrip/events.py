@@ -136,7 +136,7 @@ class Events:
 _SCALAR = attrgetter("value", "style", "tag", "anchor", "implicit")
 _COLLECTION = attrgetter("flow_style", "tag", "anchor", "implicit")  # mapping, sequence start
 _COLLECTIONS = frozenset({MappingStartEvent, SequenceStartEvent})
-_OTHER = {  # a few per text: compared one by one
+_OTHER = {  # a few per text
     AliasEvent: attrgetter("anchor"),
     DocumentStartEvent: attrgetter("explicit", "version", "tags"),
     DocumentEndEvent: attrgetter("explicit"),
@@ -158,20 +158,11 @@ def same_events(a: list[Any], b: list[Any]) -> bool:
     if list(map(_COLLECTION, compress(a, picked))) != list(map(_COLLECTION, compress(b, picked))):
         return False
     for cls, get in _OTHER.items():
-        if cls in kinds:
-            at = kinds.index(cls)
-            while at >= 0:
-                if get(a[at]) != get(b[at]):
-                    return False
-                at = _next(kinds, cls, at + 1)
+        if cls in kinds:  # most texts hold none but one document's start and end
+            picked = list(map(is_, kinds, repeat(cls)))
+            if list(map(get, compress(a, picked))) != list(map(get, compress(b, picked))):
+                return False
     return True
-
-
-def _next(kinds: list[type], cls: type, start: int) -> int:
-    try:
-        return kinds.index(cls, start)
-    except ValueError:
-        return -1
 
 
 class EventList:
