@@ -73,7 +73,14 @@ _SHAPES: list[tuple[str, str, int, tuple[str, ...]]] = [
     ("aws_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", 0, ("AKIA", "ASIA")),
     ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", 0, ("xox",)),
     ("bearer", r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{6,})", 1, ("bearer",)),
-    ("basic_auth", r"(?i)\bbasic\s+([A-Za-z0-9+/=]{8,})", 1, ("basic",)),
+    # a token, not a word: something past its first character is not a lower-case letter
+    # ('Basic dXNlcjpwYXNz' is one; the prose 'Basic dependabot.yml', 'Basic Configuration' not)
+    (
+        "basic_auth",
+        r"(?i:\bbasic)\s+([A-Za-z0-9+/=](?=[a-z]*[A-Z0-9+/=])[A-Za-z0-9+/=]{7,})",
+        1,
+        ("basic",),
+    ),
     ("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@", 1, ("://",)),
     (
         "password",
@@ -113,7 +120,7 @@ class _Shape:
 
 def _shape(label: str, pat: str, group: int, triggers: tuple[str, ...]) -> _Shape:
     folded = None
-    if pat.startswith("(?i)"):
+    if pat.startswith("(?i"):  # `(?i)` or a scoped `(?i:...)`
         folded = re.compile("|".join(map(re.escape, triggers)), re.IGNORECASE)
     return _Shape(label, re.compile(pat, re.DOTALL), group, triggers, folded)
 

@@ -6,6 +6,7 @@ import json
 import re
 import string
 
+import pytest
 from helpers.cli import run_labctl
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -111,3 +112,30 @@ def test_secret_in_environment_and_record_never_reaches_any_output() -> None:
     assert secret not in shown.stdout + shown.stderr
     token = next(r for r in shown.records if r["key"] == "github.token")
     assert token["source"] == "env:GITHUB_TOKEN" and token["value"].startswith("[REDACTED")
+
+
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "# Basic dependabot.yml file with",  # GitHub's own dependabot.yml sample comment
+        "# Basic Configuration",
+        "basic settings for the sweep",
+    ],
+)
+def test_the_word_basic_in_prose_is_not_a_credential(prose: str) -> None:
+    assert Redactor().text(prose) == prose
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Authorization: Basic dXNlcjpwYXNz",
+        "basic dXNlcjpwYXNzd29yZA==",
+        "BASIC QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
+        "Basic abcdefgh1",
+    ],
+)
+def test_a_basic_auth_token_is_still_redacted(header: str) -> None:
+    out = Redactor().text(header)
+    assert "[REDACTED:basic_auth]" in out
+    assert header.rsplit(maxsplit=1)[-1] not in out

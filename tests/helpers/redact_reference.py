@@ -61,7 +61,7 @@ _SHAPES: list[tuple[str, str, int]] = [
     ("aws_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", 0),
     ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", 0),
     ("bearer", r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{6,})", 1),
-    ("basic_auth", r"(?i)\bbasic\s+([A-Za-z0-9+/=]{8,})", 1),
+    ("basic_auth", r"(?i:\bbasic)\s+([A-Za-z0-9+/=](?=[a-z]*[A-Z0-9+/=])[A-Za-z0-9+/=]{7,})", 1),
     ("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@", 1),
     (
         "password",
