@@ -44,6 +44,8 @@ _SECRET_NAME = re.compile(r"(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|P
 MIN_NAMED_LEN = 4  # a variable the user or the default list calls secret
 MIN_GUESSED_LEN = 8  # a variable we only guess is secret from its name
 
+# a Basic-auth token, not the word after 'Basic': past its first character, not all a-z
+_BASIC = r"(?i:\bbasic)\s+([A-Za-z0-9+/=](?=[a-z]*[A-Z0-9+/=])[A-Za-z0-9+/=]{7,})"
 # (label, pattern, group to replace: 0 = whole match, triggers). A pattern matches only a string
 # holding a trigger (case-folded for `(?i)`): without one its pass is skipped; passes run in order.
 _SHAPES: list[tuple[str, str, int, tuple[str, ...]]] = [
@@ -73,14 +75,7 @@ _SHAPES: list[tuple[str, str, int, tuple[str, ...]]] = [
     ("aws_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", 0, ("AKIA", "ASIA")),
     ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", 0, ("xox",)),
     ("bearer", r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{6,})", 1, ("bearer",)),
-    # a token, not a word: something past its first character is not a lower-case letter
-    # ('Basic dXNlcjpwYXNz' is one; the prose 'Basic dependabot.yml', 'Basic Configuration' not)
-    (
-        "basic_auth",
-        r"(?i:\bbasic)\s+([A-Za-z0-9+/=](?=[a-z]*[A-Z0-9+/=])[A-Za-z0-9+/=]{7,})",
-        1,
-        ("basic",),
-    ),
+    ("basic_auth", _BASIC, 1, ("basic",)),
     ("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@", 1, ("://",)),
     (
         "password",
