@@ -109,3 +109,26 @@ def test_an_escape_that_hides_a_trigger_is_not_trusted() -> None:
         emitter.emit(parsed)
         assert out.getvalue() == dumps(ref.Redactor({}).value(json.loads(raw))) + "\n"
         assert "A1b2A1b2" not in out.getvalue() and ":pw@" not in out.getvalue()
+
+
+PLAIN_SCALAR = st.one_of(
+    st.text(),  # any code point: controls, U+2028, lone surrogates (orjson refuses those)
+    st.integers(),  # past 64 bits too (orjson refuses those)
+    st.booleans(),
+    st.none(),
+)
+PLAIN = st.recursive(
+    PLAIN_SCALAR,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(), inner)),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.dictionaries(st.text(), PLAIN, max_size=6))
+def test_a_plain_record_is_written_as_json_writes_it(rec: dict[str, Any]) -> None:
+    """The fast writer of float-free records (orjson, for strip-yaml-comments' workers)
+    gives the bytes `dumps` gives, whatever the strings and ints hold."""
+    from labctl.emit import plain_dumps
+
+    assert plain_dumps(rec) == dumps(rec)

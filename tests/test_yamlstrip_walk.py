@@ -187,6 +187,29 @@ def test_parallel_run_gives_the_records_of_a_serial_one_in_order(tmp_path: Path)
     assert "- line 1, `.k1`: c1" in (tmp_path / "notes.md").read_text()
 
 
+def test_a_tree_too_big_to_count_first_streams_into_the_pool_in_the_walks_order(
+    tmp_path: Path,
+) -> None:
+    """Past COUNTED_FILES, files go to the workers while the walk goes on: the records are
+    still the serial run's, in the walk's order, and the skipped entries are still counted."""
+    from labctl.yamlstrip.batch import COUNTED_FILES
+
+    for i in range(COUNTED_FILES + 60):
+        sub = tmp_path / f"d{i // 200}"
+        sub.mkdir(exist_ok=True)
+        (sub / f"f{i:05d}.yaml").write_text(f"k: {i}  # c{i}\n" if i % 7 else f"k: {i}\n")
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "h.yaml").write_text("h: 1  # h\n")
+    serial = run_labctl("strip-yaml-comments", "--check", "--jobs", "1", str(tmp_path))
+    parallel = run_labctl("strip-yaml-comments", "--check", "--jobs", "2", str(tmp_path))
+    assert parallel.stdout == serial.stdout and parallel.code == serial.code == 1
+    files = [r for r in parallel.records if r["kind"] == "file"]
+    assert len(files) == COUNTED_FILES + 60
+    assert [r["path"] for r in files] == sorted(r["path"] for r in files)
+    assert parallel.records[-1]["kind"] == "skipped"
+    assert parallel.records[-1]["counts"] == {"hidden": 1}
+
+
 def test_each_real_file_is_read_once_however_it_is_reached(tmp_path: Path) -> None:
     """Overlapping named paths, a symlinked directory named beside its target, a path
     through a symlinked parent, a symlinked file: every real file is read once, under the

@@ -216,6 +216,7 @@ def cli(
         redactor=lc.redactor,
         when=now_rfc3339(lc.clock),
         check=lc.confine.check if lc.confine is not None else None,
-        encode=partial(encoded, severity=severity),
+        # a file record holds strings, ints, booleans and nulls (no float): orjson writes it
+        encode=partial(encoded, severity=severity, plain=True),
     )
     return lc.emit(records, severity=severity)
