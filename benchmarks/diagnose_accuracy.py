@@ -1,6 +1,6 @@
 """Accuracy of `labctl diagnose` on the labelled corpora that are present locally.
 
-    .venv/bin/python benchmarks/diagnose_accuracy.py [--corpus corpus2|...|corpus23 ...]
+    .venv/bin/python benchmarks/diagnose_accuracy.py [--corpus corpus2|...|corpus25 ...]
         [--half tune|holdout] [--verbose] [--summary] [--first-labels] [--no-floors]
 
 The copied log files are not committed (tests/fixtures/diagnose/<corpus>/README.md); rebuild
@@ -19,9 +19,9 @@ its misses were fixed), corpus7 only for its first (78/83 = 94.0 %, collected, l
 committed the same way; its README records the figure before its misses were fixed). corpus8
 was collected, labelled and committed the same way (from repositories and trackers no earlier
 corpus cites) and is untouched only for its first scoring (67/76 = 88.2 %, recorded in its
-README, before its misses were fixed). corpus9 to corpus23 likewise (each README's "First
+README, before its misses were fixed). corpus9 to corpus25 likewise (each README's "First
 scoring": 49/55, 29/37, 33/33, 44/45, 40/48, 29/34, ...; corpus22 17/20,
-corpus23 27/30). Every later figure is
+corpus23 27/30, corpus24 23/25, corpus25 23/25). Every later figure is
 measured on data the engine has been fixed on: a regression guard, not an accuracy.
 FLOORS are those guards (the figures reached); the exit code is 1 when a corpus present falls
 below its floor or flags a healthy log, so the benchmark doubles as a local regression check.
@@ -62,6 +62,8 @@ CORPORA = (
     "corpus21",
     "corpus22",
     "corpus23",
+    "corpus24",
+    "corpus25",
 )
 # regression guards: right answers per scored set (set at the figures the engine reached)
 FLOORS = {
@@ -88,6 +90,8 @@ FLOORS = {
     "corpus21": 15,
     "corpus22": 20,
     "corpus23": 30,
+    "corpus24": 23,
+    "corpus25": 23,
 }
 # healthy logs a set is known to flag, left as they are (each set's README says why): the
 # benchmark fails on any other
