@@ -8,10 +8,13 @@ print."""
 
 from __future__ import annotations
 
+import gzip
+from pathlib import Path
+
 import pytest
 from helpers.diagnose_logs import STEPS, TB
 
-from labctl.diagnose import diagnose_text
+from labctl.diagnose import diagnose_chunks, diagnose_path, diagnose_text
 
 
 def verdict(log: str) -> tuple[str, bool, str | None]:
@@ -147,3 +150,101 @@ def test_an_npu_kernel_that_failed_on_the_device_is_a_failure_of_unknown_cause()
     # a memory error the device reported too names the cause: it wins over the bare trace
     oom = ASCEND + "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n"
     assert verdict(oom)[:2] == ("cuda_oom", True)
+
+
+# -- a log in UTF-16 (Windows PowerShell's `python train.py > log.txt`) ------------------------
+
+PS_LOG = (
+    "python.exe : You passed `num_labels=3` which is incompatible to the `id2label` map\r\n"
+    "+ CategoryInfo          : NotSpecified: (You passed...:String) [], RemoteException\r\n"
+    "+ FullyQualifiedErrorId : NativeCommandError\r\n"
+    "device: cuda \u2014 \ubaa8\ub378 \ucd08\uae30\ud654 \uc911...\r\n"
+    + TB.replace("\n", "\r\n")
+    + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\r\n"
+)
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be"])
+def test_a_log_powershell_wrote_in_utf16_is_read_as_text(tmp_path: Path, codec: str) -> None:
+    bom = b"\xfe\xff" if codec == "utf-16-be" else b""
+    data = bom + PS_LOG.encode(codec)  # "utf-16" writes its own (little-endian) mark
+    log = tmp_path / "log.txt"
+    log.write_bytes(data)
+    d = diagnose_path(log)
+    assert (d["category"], d["failed"]) == ("cuda_oom", True)
+    assert d["window"]["complete"] and d["window"]["mode"] == "stream"
+    assert "CUDA out of memory" in d["evidence"][0]["text"]
+    # gzipped, and on stdin, in chunks that split its characters
+    (tmp_path / "log.txt.gz").write_bytes(gzip.compress(data))
+    assert diagnose_path(tmp_path / "log.txt.gz")["category"] == "cuda_oom"
+    chunks = [data[i : i + 7] for i in range(0, len(data), 7)]
+    assert diagnose_chunks(chunks)["category"] == "cuda_oom"
+
+
+def test_a_log_without_a_utf16_mark_is_read_as_it_is(tmp_path: Path) -> None:
+    # UTF-32's mark starts as UTF-16's does: not taken for it
+    log = tmp_path / "log.txt"
+    log.write_bytes(b"\xff\xfe\x00\x00" + b"step 1 | loss 0.5\n")
+    assert diagnose_path(log)["failed"] is False
+    log.write_bytes(b"\xef\xbb\xbf" + PS_LOG.encode("utf-8"))  # UTF-8 with a BOM
+    assert diagnose_path(log)["category"] == "cuda_oom"
+
+
+# -- a training script's own NaN check ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ValueError:Network outputs is NAN! Stop Training",
+        "RuntimeError: model output contains NaN",
+        "AssertionError: logits are nan",
+    ],
+)
+def test_a_script_that_stops_on_nan_outputs_died_of_a_nan(line: str) -> None:
+    assert verdict(STEPS + TB + line + "\n")[:2] == ("nan_loss", True)
+
+
+# -- PyTorch 0.3's words for a checkpoint that does not fit --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "KeyError: 'unexpected key \"sub_mean.weight\" in state_dict'",
+        "KeyError: 'missing keys in state_dict: \"{'fc.bias', 'fc.weight'}\"'",
+    ],
+)
+def test_old_torchs_key_error_on_load_state_dict_is_a_checkpoint_that_does_not_fit(
+    line: str,
+) -> None:
+    frame = '  File "/opt/torch/nn/modules/module.py", line 522, in load_state_dict\n'
+    assert verdict(TB + frame + "    .format(name))\n" + line + "\n") == (
+        "checkpoint_load_error",
+        True,
+        "checkpoint_mismatch",
+    )
+
+
+# -- c10d's last word when the store cannot be reached ------------------------------------------
+
+SOCKET_W = (
+    "[{r}]:[W socket.cpp:558] [c10d] The client socket has failed to connect to "
+    "0.0.0.5:40323 (errno: 110 - Connection timed out).\n"
+)
+SOCKET_E = (
+    "[{r}]:[E socket.cpp:610] [c10d] The client socket has failed to connect to any network "
+    "address of (05, 40323).\n"
+)
+
+
+def test_ranks_that_reach_no_address_of_the_store_never_started() -> None:
+    log = "".join(SOCKET_W.format(r=r) for r in (0, 1)) + "".join(
+        SOCKET_E.format(r=r) for r in (0, 1)
+    )
+    assert verdict(log) == ("nccl_error", True, "dist_init_error")
+
+
+def test_a_connect_the_client_retried_past_is_not_the_end() -> None:
+    log = SOCKET_W.format(r=0) * 3 + STEPS + "Training complete.\n"
+    assert verdict(log)[:2] == ("healthy", False)

@@ -67,8 +67,9 @@ def diagnose_path(
         age = (time.time() if now is None else now) - p.stat().st_mtime
         js = JobState(js.state, js.exit_code, js.signal, js.reason, max(age, 0.0), js.hung_after)
     acc = Findings()
-    if reader.is_gzip(p):
-        acc.add(reader.stream_gzip(cat, p, threads))
+    gz = reader.is_gzip(p)
+    if gz or reader.is_utf16(p):  # read whole: neither can be read from its end
+        acc.add(reader.stream_whole(cat, p, threads, gz=gz))
         info: dict[str, Any] = {"mode": "stream", "complete": True}
     else:
         try:
@@ -138,6 +139,8 @@ def diagnose_chunks(
     """
     cat = catalog or default_catalog()
     acc = Findings()
+    if not tail:  # a stream from the log's start may be UTF-16 (its byte-order mark says)
+        chunks = reader.transcoded(chunks)
     acc.add(reader.scan_chunks(cat, chunks, tail=tail, threads=threads, block=block))
     js = JobState.coerce(sched)
     ranked = acc.ranked(cat, js, not tail)

@@ -6,11 +6,14 @@ read once) until `max_window` bytes were read or the start of the file is reache
 region starts at the first line break after its start offset and ends where the next
 (later) region's first line begins, so no line is lost or scanned twice.
 `.gz` logs cannot be read from the end: they are always streamed whole (decompressed on the
-fly, never held in memory).
+fly, never held in memory). So are logs in UTF-16 (Windows PowerShell's `>` and `Out-File`
+write it, with a byte-order mark): the patterns are UTF-8, so the text is transcoded on the
+fly (`transcoded`).
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import os
 import zlib
@@ -28,6 +31,8 @@ from labctl.errors import BackendError
 
 READ_SIZE = 8 << 20
 _LINE_BREAK = (b"\n", b"\r")
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_UTF32_LE_BOM = b"\xff\xfe\x00\x00"
 
 
 class LogUnreadable(BackendError):
@@ -51,6 +56,40 @@ def is_gzip(path: Path) -> bool:
             return f.read(2) == b"\x1f\x8b"
     except OSError:
         return False
+
+
+def is_utf16(path: Path) -> bool:
+    """Does the file start with a UTF-16 byte-order mark?"""
+    try:
+        with path.open("rb") as f:
+            return _utf16(f.read(4))
+    except OSError:
+        return False
+
+
+def _utf16(start: bytes) -> bool:
+    return start.startswith(_UTF16_BOMS) and not start.startswith(_UTF32_LE_BOM)
+
+
+def transcoded(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The chunks of a text as UTF-8: a text that starts with a UTF-16 byte-order mark is
+    decoded on the fly (a broken surrogate becomes U+FFFD), any other passes as it is."""
+    it = iter(chunks)
+    first = b""
+    for chunk in it:
+        first += chunk
+        if len(first) >= 4:
+            break
+    if not _utf16(first):
+        if first:
+            yield first
+        yield from it
+        return
+    decoder = codecs.getincrementaldecoder("utf-16")(errors="replace")
+    yield decoder.decode(first).encode("utf-8")
+    for chunk in it:
+        yield decoder.decode(chunk).encode("utf-8")
+    yield decoder.decode(b"", final=True).encode("utf-8")
 
 
 class LogMissing(LogUnreadable):
@@ -142,10 +181,14 @@ def read_head(f: BinaryIO) -> list[bytes]:
     return learn_head(data, 0, len(data))
 
 
-def stream_gzip(cat: Catalog, path: Path, threads: int | None = None) -> RegionScan:
+def stream_whole(
+    cat: Catalog, path: Path, threads: int | None = None, *, gz: bool = False
+) -> RegionScan:
+    """Scan a whole log as a stream: gzip decompressed, UTF-16 transcoded, on the fly."""
     try:
-        with gzip.open(path, "rb") as g:
-            return scan_chunks(cat, iter(lambda: g.read(READ_SIZE), b""), threads=threads)
+        with gzip.open(path, "rb") if gz else path.open("rb") as g:
+            chunks = transcoded(iter(lambda: g.read(READ_SIZE), b""))
+            return scan_chunks(cat, chunks, threads=threads)
     except (OSError, EOFError, zlib.error) as exc:
         raise unreadable(path, exc) from None
 
