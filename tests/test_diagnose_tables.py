@@ -1,0 +1,86 @@
+"""Coverage that comes from the runtimes' own error tables, not from any corpus: every string
+the CUDA runtime's cudaGetErrorString can return that a training job meets, and c10d's words
+when ranks cannot meet, each mapped to the category a lab supervisor would give it. A miss of
+one of these on an untouched set is a gap in the table, never a surprise. The logs are written
+for these tests: the exception line after a traceback, as torch raises them."""
+
+from __future__ import annotations
+
+import pytest
+from helpers.diagnose_logs import STEPS, TB
+
+from labctl.diagnose import diagnose_text
+
+CUDA = [
+    # the build, the driver and the GPU do not fit
+    ("no kernel image is available for execution on the device", "cuda_driver_mismatch"),
+    ("invalid device function", "cuda_driver_mismatch"),
+    ("device kernel image is invalid", "cuda_driver_mismatch"),
+    ("CUDA driver version is insufficient for CUDA runtime version", "cuda_driver_mismatch"),
+    ("system has unsupported display driver / cuda driver combination", "cuda_driver_mismatch"),
+    ("forward compatibility was attempted on non supported HW", "cuda_driver_mismatch"),
+    ("PTX JIT compiler library not found", "cuda_driver_mismatch"),
+    ("the provided PTX was compiled with an unsupported toolchain.", "cuda_driver_mismatch"),
+    ("no CUDA-capable device is detected", "cuda_driver_mismatch"),
+    # a GPU the node cannot give, or a broken one
+    ("all CUDA-capable devices are busy or unavailable", "node_failure"),
+    ("CUDA-capable device(s) is/are busy or unavailable", "node_failure"),
+    ("system not yet initialized", "node_failure"),
+    ("uncorrectable ECC error encountered", "node_failure"),
+    # a kernel that crashed on the device
+    ("an illegal memory access was encountered", "segfault"),
+    ("misaligned address", "segfault"),
+    ("an illegal instruction was encountered", "segfault"),
+    ("hardware stack error", "segfault"),
+    ("invalid program counter", "segfault"),
+    ("unspecified launch failure", "segfault"),
+    # the program's own doing
+    ("device-side assert triggered", "code_error"),
+    ("invalid device ordinal", "code_error"),
+    # CUDA used in a forked DataLoader worker: the code's, not the driver's
+    ("initialization error", "code_error"),
+    ("out of memory", "cuda_oom"),
+    ("unknown error", "unknown"),
+]
+
+
+@pytest.mark.parametrize(("message", "category"), CUDA)
+def test_each_cuda_runtime_error_has_its_category(message: str, category: str) -> None:
+    d = diagnose_text(STEPS + TB + f"RuntimeError: CUDA error: {message}\n")
+    assert (d["category"], d["failed"]) == (category, True)
+
+
+def test_the_gpu_index_past_the_allocation_says_what_to_fix() -> None:
+    d = diagnose_text(TB + "RuntimeError: CUDA error: invalid device ordinal\n")
+    assert d["catalog_id"] == "gpu_ordinal_out_of_range" and "LOCAL_RANK" in d["fix"]
+
+
+def test_ddp_parameters_unused_in_the_loss_say_what_to_fix() -> None:
+    line = (
+        "RuntimeError: Expected to have finished reduction in the prior iteration before "
+        "starting a new one. This error indicates that your module has parameters that were "
+        "not used in producing loss.\n"
+    )
+    d = diagnose_text(STEPS + TB + line)
+    assert d["catalog_id"] == "ddp_unused_parameters" and "find_unused_parameters" in d["fix"]
+
+
+C10D = [
+    "RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via "
+    "c10d key-value store by key '0', but store->get('0') got error: Socket Timeout",
+    "RuntimeError: Socket Timeout",
+    "RuntimeError: connect() timed out. Original timeout was 1800000 ms.",
+    "torch.distributed.DistNetworkError: The client socket has timed out after 1800s while "
+    "trying to connect to (10.0.0.1, 29500).",
+]
+
+
+@pytest.mark.parametrize("line", C10D)
+def test_ranks_that_cannot_reach_the_store_failed_to_start(line: str) -> None:
+    d = diagnose_text(TB + line + "\n")
+    assert (d["category"], d["catalog_id"]) == ("nccl_error", "dist_init_error")
+
+
+def test_a_socket_timeout_in_prose_is_not_the_stores() -> None:
+    log = STEPS + "INFO retrying after a socket timeout talking to the tracker\n" + STEPS
+    assert diagnose_text(log)["failed"] is False
