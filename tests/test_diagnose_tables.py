@@ -84,3 +84,64 @@ def test_ranks_that_cannot_reach_the_store_failed_to_start(line: str) -> None:
 def test_a_socket_timeout_in_prose_is_not_the_stores() -> None:
     log = STEPS + "INFO retrying after a socket timeout talking to the tracker\n" + STEPS
     assert diagnose_text(log)["failed"] is False
+
+
+HUB = [
+    (
+        "huggingface_hub.errors.RevisionNotFoundError: 404 Client Error. Revision Not Found for "
+        "url: https://huggingface.co/api/models/gpt2/revision/v9.",
+        "hf_hub_not_found",
+    ),
+    (
+        "huggingface_hub.errors.EntryNotFoundError: 404 Client Error. Entry Not Found for url: "
+        "https://huggingface.co/gpt2/resolve/main/model.safetensors.",
+        "hf_hub_not_found",
+    ),
+    (
+        "datasets.exceptions.DatasetNotFoundError: Dataset 'foo/bar' doesn't exist on the Hub or "
+        "cannot be accessed.",
+        "hf_hub_not_found",
+    ),
+    (
+        "FileNotFoundError: Couldn't find a dataset script at /work/squad/squad.py or any data "
+        "file in the same directory. Couldn't find 'squad' on the Hugging Face Hub either",
+        "hf_hub_not_found",
+    ),
+    (
+        "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or "
+        "'namespace/repo_name': '/data/models/llama'.",
+        "hf_hub_not_found",
+    ),
+    (
+        "OSError: Can't load tokenizer for 'bert-base-uncased'. If you were trying to load it from "
+        "'https://huggingface.co/models', make sure you don't have a local directory with the same "
+        "name.",
+        "hf_hub_not_found",
+    ),
+    (
+        "OSError: Consistency check failed: file should be of size 4976698672 but has size "
+        "2087190528 (model-00001-of-00002.safetensors).",
+        "hf_hub_download_incomplete",
+    ),
+    (
+        "ConnectionError: Couldn't reach 'rajpurkar/squad' on the Hub (ReadTimeout)",
+        "hf_hub_connection",
+    ),
+    (
+        "huggingface_hub.errors.HfHubHTTPError: 500 Server Error: Internal Server Error for url: "
+        "https://huggingface.co/api/datasets/foo",
+        "hf_hub_connection",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "entry"), HUB)
+def test_each_hub_failure_a_job_meets_is_a_hub_failure(line: str, entry: str) -> None:
+    d = diagnose_text(TB + line + "\n")
+    assert (d["category"], d["catalog_id"]) == ("hf_hub_error", entry)
+
+
+def test_a_server_error_of_another_service_is_not_the_hubs() -> None:
+    line = "requests.exceptions.HTTPError: 500 Server Error: Internal Server Error for url: "
+    d = diagnose_text(TB + line + "https://api.example.org/v1/items\n")
+    assert d["category"] == "code_error"
