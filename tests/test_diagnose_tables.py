@@ -145,3 +145,46 @@ def test_a_server_error_of_another_service_is_not_the_hubs() -> None:
     line = "requests.exceptions.HTTPError: 500 Server Error: Internal Server Error for url: "
     d = diagnose_text(TB + line + "https://api.example.org/v1/items\n")
     assert d["category"] == "code_error"
+
+
+LIBRARIES = [
+    (
+        "ValueError: The checkpoint you are trying to load has model type `qwen2` but Transformers "
+        "does not recognize this architecture.",
+        "module_not_found",
+        "transformers_too_old",
+    ),
+    (
+        "ValueError: Tokenizer class LlamaTokenizer does not exist or is not currently imported.",
+        "module_not_found",
+        "transformers_too_old",
+    ),
+    (
+        "RuntimeError: received 0 items of ancdata",
+        "dataloader_worker_killed",
+        "dataloader_fd_limit",
+    ),
+    (
+        "RuntimeError: Too many open files. Communication with the workers is no longer possible. "
+        "Please increase the limit using `ulimit -n` in the shell",
+        "dataloader_worker_killed",
+        "dataloader_fd_limit",
+    ),
+    (
+        "deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded used a DP "
+        "world size of 8 but the current world size is 4.",
+        "checkpoint_load_error",
+        "checkpoint_mismatch",
+    ),
+    (
+        "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+        "cuda_driver_mismatch",
+        "cuda_driver_mismatch",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "category", "entry"), LIBRARIES)
+def test_the_libraries_own_words_for_a_known_cause(line: str, category: str, entry: str) -> None:
+    d = diagnose_text(STEPS + TB + line + "\n")
+    assert (d["category"], d["catalog_id"], d["failed"]) == (category, entry, True)
