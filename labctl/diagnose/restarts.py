@@ -57,7 +57,8 @@ class Opening:
     """What starts a run: `line` recurring whole, or (`stamped`) a time stamp of any value
     followed by `line` (the log's second line), or (`logged`) a logger's record whose text after
     its time stamp is `line`, followed by the record whose text is `then` (two records, since
-    one record's text may recur within a run)."""
+    one record's text may recur within a run) or right after a line reporting a failure (the
+    run before ended there)."""
 
     line: bytes
     stamped: bool = False
@@ -179,7 +180,9 @@ def _last_stamped(data: bytes, lo: int, hi: int, second: bytes, at_log_start: bo
 
 def _last_logged(data: bytes, lo: int, hi: int, op: Opening, at_log_start: bool) -> int | None:
     """Offset of the last line starting in data[lo:hi] that is a time-stamped record with the
-    opening's text, followed by one with the text of the log's second record."""
+    opening's text, followed by one with the text of the log's second record -- or right after
+    a line that reports a failure: the run before it ended there and the program was started
+    again (a relaunch may log something else second: its code changed in between)."""
     needle = op.line + b"\n"
     end = hi
     while (i := data.rfind(needle, max(lo, 0), end)) >= 0:
@@ -187,8 +190,21 @@ def _last_logged(data: bytes, lo: int, hi: int, op: Opening, at_log_start: bool)
         e = data.find(b"\n", i + len(needle))
         nxt = data[i + len(needle) : e if e >= 0 else len(data)]
         m = _LOGSTAMP.match(data[p : i + 1])
-        at_start = m is not None and p + m.end() == i
-        if at_start and p >= lo and (p > 0 or not at_log_start) and unstamped(nxt) == op.then:
+        at_start = m is not None and p + m.end() == i and p >= lo and (p > 0 or not at_log_start)
+        if at_start and (unstamped(nxt) == op.then or _after_failure(data, p)):
             return p
         end = i + len(needle) - 1
     return None
+
+
+# the last line of a run that died: a failure's words, or an exception line (`OSError: ...`)
+_EXCEPTION_LINE = re.compile(rb"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b")
+
+
+def _after_failure(data: bytes, p: int) -> bool:
+    """Does the line before offset `p` (a line start) report a failure?"""
+    if p <= 0:
+        return False
+    prev = data[data.rfind(b"\n", 0, p - 1) + 1 : p - 1]
+    text = unstamped(prev) or prev
+    return bool(_FAILING.search(text) or _EXCEPTION_LINE.match(text))
