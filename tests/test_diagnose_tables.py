@@ -188,3 +188,45 @@ LIBRARIES = [
 def test_the_libraries_own_words_for_a_known_cause(line: str, category: str, entry: str) -> None:
     d = diagnose_text(STEPS + TB + line + "\n")
     assert (d["category"], d["catalog_id"], d["failed"]) == (category, entry, True)
+
+
+MORE = [
+    (
+        "RuntimeError: DefaultCPUAllocator: not enough memory: you tried to allocate 1073741824 "
+        "bytes.",
+        "host_oom",
+    ),
+    (
+        "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal "
+        "SIGKILL",
+        "host_oom",
+    ),
+    (
+        "RuntimeError: NCCL error: unhandled cuda error, NCCL version 2.18.1\n"
+        "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\n"
+        "Cuda failure 'out of memory'",
+        "cuda_oom",
+    ),
+    (
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+        "Your Tesla V100-SXM2-32GB GPU has compute capability 7.0.",
+        "cuda_driver_mismatch",
+    ),
+    (
+        "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the "
+        "following error: the package flash_attn seems to be not installed.",
+        "module_not_found",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "category"), MORE)
+def test_more_of_the_libraries_words(line: str, category: str) -> None:
+    d = diagnose_text(STEPS + TB + line + "\n")
+    assert (d["category"], d["failed"]) == (category, True)
+
+
+def test_the_missing_kernel_package_is_named_for_supervise() -> None:
+    line = "ImportError: ... the package flash_attn seems to be not installed.\n"
+    d = diagnose_text(TB + line)
+    assert d["action"]["module"] == "flash_attn"
