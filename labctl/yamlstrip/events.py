@@ -53,7 +53,7 @@ class Events:
 
     def __init__(self) -> None:
         self.shapes = array("H")  # per event: its shape's index in `_table`
-        self.lengths = array("L")  # per scalar: the length of its value
+        self.lengths = array("I")  # per scalar: the length of its value (4 bytes, not 8)
         self.chunks: list[str] = []  # the values, joined
         self.frozen = False
         self._table: dict[tuple[Any, ...], int] = {}
