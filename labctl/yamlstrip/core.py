@@ -169,19 +169,25 @@ def analyze(data: bytes, *, source: str = "-", scanner: str | None = None) -> St
     # and free nothing (a plain try/finally: a context manager per file costs more)
     was_enabled = gc.isenabled()
     gc.disable()
+    # the decoded text goes to the walk in a box: once libyaml has walked it, nothing needs it
+    # (libyaml reads the bytes), so it is freed before the second parse; the pure parser, when
+    # it must decide, decodes again
+    box, decoded = [decoded], ""
     try:
-        return _analyze(engine, source, data, decoded)
+        return _analyze(engine, source, data, box)
     except _Defer as why:
         if scanner is not None:
             raise RuntimeError(f"libyaml cannot decide: {why}") from None
-        result = _analyze(PURE_ENGINE, source, data, decoded)
+        result = _analyze(PURE_ENGINE, source, data, [data.decode("utf-8")])
         return replace(result, scanner_note=str(why))
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _analyze(engine: Engine, source: str, data: bytes, text: str) -> StripResult:
+def _analyze(engine: Engine, source: str, data: bytes, box: list[str]) -> StripResult:
+    """The analysis by one engine; `box` holds the text (taken out: see `analyze`)."""
+    text = box.pop()
     fast = engine.name == LIBYAML
     src = engine.source(text, data)
     # without a `#` there is no comment: the walk only reads the text (and refuses it
@@ -202,6 +208,8 @@ def _analyze(engine: Engine, source: str, data: bytes, text: str) -> StripResult
         raise _Defer("the cut did not match the contract")
     comments = _comments(text, spans, paths.paths)
     del spans, paths  # the comments hold what is still needed
+    if fast:
+        del text  # libyaml parses bytes: the second pass needs the stripped text alone
     verdict: tuple[str, str, int | None] | str = (
         model.BYTES_CHANGED,
         "internal check failed: a non-comment byte would change",
