@@ -230,3 +230,84 @@ def test_the_missing_kernel_package_is_named_for_supervise() -> None:
     line = "ImportError: ... the package flash_attn seems to be not installed.\n"
     d = diagnose_text(TB + line)
     assert d["action"]["module"] == "flash_attn"
+
+
+FRAMEWORKS = [
+    (
+        "RuntimeError: CUDA Setup failed despite GPU being available. Please run the following "
+        "command to get more information: python -m bitsandbytes",
+        "cuda_driver_mismatch",
+    ),
+    ("RuntimeError: Distributed package doesn't have NCCL built in", "cuda_driver_mismatch"),
+    ("ValueError: Unknown CUDA arch (8.9) or GPU not supported", "cuda_driver_mismatch"),
+    (
+        "ValueError: Error initializing torch.distributed using env:// rendezvous: environment "
+        "variable MASTER_ADDR expected, but not set",
+        "nccl_error",
+    ),
+    (
+        "RuntimeError: [Rank 0]: Ranks 1, 2 failed to pass monitoredBarrier in 1800000 ms",
+        "nccl_timeout",
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch failed : "
+        "a.shape=(32, 784), b.shape=(784, 10), m=32, n=10, k=784",
+        "cudnn_error",
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.NotFoundError: /ckpt/model.ckpt-1000.index; No "
+        "such file or directory",
+        "checkpoint_load_error",
+    ),
+    (
+        "FileNotFoundError: [Errno 2] No such file or directory: 'checkpoints/epoch_10.pth'",
+        "checkpoint_load_error",
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.DataLossError: Checksum does not match: stored "
+        "123 vs. calculated on the restored bytes 456",
+        "checkpoint_load_error",
+    ),
+    (
+        "OSError: [WinError 1455] The paging file is too small for this operation to complete.",
+        "host_oom",
+    ),
+    (
+        "RuntimeError: cuda runtime error (2) : out of memory at "
+        "/pytorch/aten/src/THC/THCCachingAllocator.cpp:510",
+        "cuda_oom",
+    ),
+    (
+        "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and "
+        "torchvision versions are incompatible",
+        "module_not_found",
+    ),
+    (
+        "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.0 as it may crash.",
+        "module_not_found",
+    ),
+    ("AttributeError: module 'numpy' has no attribute 'float'.", "module_not_found"),
+]
+
+
+@pytest.mark.parametrize(("line", "category"), FRAMEWORKS)
+def test_each_frameworks_words_for_a_known_cause(line: str, category: str) -> None:
+    d = diagnose_text(STEPS + TB + line + "\n")
+    assert (d["category"], d["failed"]) == (category, True)
+
+
+def test_a_missing_data_file_is_not_a_missing_checkpoint() -> None:
+    line = "FileNotFoundError: [Errno 2] No such file or directory: 'data/train.json'\n"
+    assert diagnose_text(STEPS + TB + line)["category"] == "code_error"
+
+
+def test_horovods_shutdown_is_the_report_of_another_ranks_failure() -> None:
+    shutdown = (
+        "RuntimeError: Horovod has been shut down. This was caused by an exception on one of "
+        "the ranks or an attempt to allreduce, allgather or broadcast a tensor after one of the "
+        "ranks finished execution.\n"
+    )
+    alone = diagnose_text(STEPS + TB + shutdown)
+    assert (alone["category"], alone["catalog_id"]) == ("unknown", "horovod_shutdown")
+    oom = TB + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    assert diagnose_text(STEPS + oom + TB + shutdown)["category"] == "cuda_oom"
