@@ -170,6 +170,8 @@ disabled = true
         ("any = 'x'", "field 'any' must be a list"),
         ("any = ['x']\nrole = 'boss'", "role must be one of"),
         ("", "needs at least one pattern"),
+        # a regex in a TOML basic string: "\\b" is a backspace there, not a word boundary
+        ('any = ["\\bOOM\\b"]', "holds a control character; write regexes as TOML literal"),
     ],
 )
 def test_bad_user_catalog_names_file_entry_field(tmp_path: Path, body: str, message: str) -> None:

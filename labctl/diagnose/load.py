@@ -72,6 +72,9 @@ def _check_entry(raw: Mapping[str, Any], src: str, where: str) -> dict[str, Any]
     return out
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
 def _check_lists(raw: Mapping[str, Any], src: str, where: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in raw.items():
@@ -82,6 +85,14 @@ def _check_lists(raw: Mapping[str, Any], src: str, where: str) -> dict[str, Any]
             for item in v:
                 if not isinstance(item, want) or isinstance(item, bool):
                     raise _err(src, where, f"field {k!r}: {item!r} is not a {want.__name__}")
+                if k in PATTERN_FIELDS and isinstance(item, str) and _CONTROL.search(item):
+                    # a regex in a TOML "basic string": \b became a backspace, \f a form feed
+                    raise _err(
+                        src,
+                        where,
+                        f"field {k!r}: {item!r} holds a control character; write "
+                        "regexes as TOML literal strings ('...'), where a backslash stays one",
+                    )
             out[k] = tuple(v)
         else:
             out[k] = v
