@@ -311,3 +311,24 @@ def test_horovods_shutdown_is_the_report_of_another_ranks_failure() -> None:
     assert (alone["category"], alone["catalog_id"]) == ("unknown", "horovod_shutdown")
     oom = TB + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
     assert diagnose_text(STEPS + oom + TB + shutdown)["category"] == "cuda_oom"
+
+
+@pytest.mark.parametrize(
+    ("line", "category"),
+    [
+        (
+            "ValueError: Connection error, and we cannot find the requested files in the cached "
+            "path. Please try again or make sure your Internet connection is on.",
+            "hf_hub_error",
+        ),
+        ("Model diverged with loss = NaN", "nan_loss"),
+        (
+            "tensorflow.python.training.basic_session_run_hooks.NanLossDuringTrainingError: NaN "
+            "loss during training.",
+            "nan_loss",
+        ),
+    ],
+)
+def test_older_releases_words_for_the_same_failures(line: str, category: str) -> None:
+    d = diagnose_text(STEPS + TB + line + "\n")
+    assert (d["category"], d["failed"]) == (category, True)
