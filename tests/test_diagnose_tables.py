@@ -332,3 +332,32 @@ def test_horovods_shutdown_is_the_report_of_another_ranks_failure() -> None:
 def test_older_releases_words_for_the_same_failures(line: str, category: str) -> None:
     d = diagnose_text(STEPS + TB + line + "\n")
     assert (d["category"], d["failed"]) == (category, True)
+
+
+@pytest.mark.parametrize(
+    ("log", "category", "entry"),
+    [
+        (
+            "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, "
+            "shutting down workers",
+            "unknown",
+            "sigterm_cascade",
+        ),
+        ("TERM_SWAP: job killed after reaching LSF swap usage limit.", "host_oom", "host_oom_kill"),
+        (
+            "Last State:     Terminated\n    Reason:       Error\n    Exit Code:    1",
+            "unknown",
+            "job_exit_report",
+        ),
+    ],
+)
+def test_launchers_and_schedulers_say_how_the_job_ended(
+    log: str, category: str, entry: str
+) -> None:
+    d = diagnose_text(STEPS + log + "\n")
+    assert (d["category"], d["catalog_id"], d["failed"]) == (category, entry, True)
+
+
+def test_a_container_that_exited_zero_ended_well() -> None:
+    log = STEPS + "Last State:     Terminated\n    Reason:       Completed\n    Exit Code:    0\n"
+    assert diagnose_text(log)["failed"] is False
