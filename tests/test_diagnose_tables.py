@@ -361,3 +361,11 @@ def test_launchers_and_schedulers_say_how_the_job_ended(
 def test_a_container_that_exited_zero_ended_well() -> None:
     log = STEPS + "Last State:     Terminated\n    Reason:       Completed\n    Exit Code:    0\n"
     assert diagnose_text(log)["failed"] is False
+
+
+def test_an_ide_console_reports_the_programs_exit_status() -> None:
+    epochs = "Epoch 9/50\n252/252 [==========] - 386s 2s/step - loss: 346.2141 - val_loss: nan\n"
+    epochs += "Epoch 10/50\n251/252 [=========>.] - ETA: 1s - loss: 286.6874\n"
+    failed = diagnose_text(epochs + "\nProcess finished with exit code -1\n")
+    assert (failed["failed"], failed["catalog_id"]) == (True, "job_exit_report")
+    assert diagnose_text(STEPS + "\nProcess finished with exit code 0\n")["failed"] is False
