@@ -138,3 +138,45 @@ def test_the_opening_record_recurring_within_a_run_is_not_a_relaunch() -> None:
     log += _record("10:01:01", "INFO", "Evaluating 500 examples")
     log += TB + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
     assert verdict(log)[:2] == ("cuda_oom", True)
+
+
+# -- from the thirtieth untouched set (corpus30) ------------------------------------------------
+
+LUA_FRAMES = (
+    "stack traceback:\n"
+    "\t[C]: in function 'write'\n"
+    "\t/opt/torch/share/lua/5.1/torch/File.lua:210: in function 'writeObject'\n"
+)
+
+
+def test_a_lua_programs_uncaught_error_is_the_programs_failure() -> None:
+    log = STEPS + "lua: train.lua:88: attempt to index a nil value (field 'model')\n" + LUA_FRAMES
+    assert verdict(log) == ("code_error", True, "runtime_error_report")
+
+
+def test_torch7s_short_write_of_a_checkpoint_is_a_full_disk() -> None:
+    log = STEPS + "saving checkpoint to cv/lm_lstm_epoch0.10_1.2833.t7\n"
+    log += (
+        "/opt/torch/bin/luajit: /opt/torch/share/lua/5.1/torch/File.lua:210: write error: "
+        "wrote 39776036 blocks instead of 41251350 at /tmp/torch7/lib/TH/THDiskFile.c:340\n"
+    )
+    assert verdict(log + LUA_FRAMES) == ("disk_full", True, "disk_full")
+
+
+NET = (
+    "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='docs.google.com', "
+    "port=443): Max retries exceeded with url: /uc?export=download&id=15S (Caused by "
+    "NewConnectionError('<urllib3.connection.HTTPSConnection object at 0x7f>: Failed to "
+    "establish a new connection: [Errno 110] Connection timed out'))\n"
+)
+
+
+def test_a_download_that_could_not_reach_its_host_is_not_a_bug_in_the_code() -> None:
+    assert verdict(TB + NET) == ("unknown", True, "network_unreachable")
+
+
+def test_a_connection_error_a_download_loop_logged_and_went_past_was_handled() -> None:
+    handled = "Recovering from connection error [" + NET.split(": ", 1)[1].rstrip("\n") + "]"
+    log = "".join(f"downloading month {m}...\n{handled}, attempt 1 of 500\n" for m in range(1, 13))
+    log += "all downloads done\n"
+    assert verdict(log)[:2] == ("healthy", False)
