@@ -369,3 +369,30 @@ def test_an_ide_console_reports_the_programs_exit_status() -> None:
     failed = diagnose_text(epochs + "\nProcess finished with exit code -1\n")
     assert (failed["failed"], failed["catalog_id"]) == (True, "job_exit_report")
     assert diagnose_text(STEPS + "\nProcess finished with exit code 0\n")["failed"] is False
+
+
+@pytest.mark.parametrize(
+    ("line", "category"),
+    [
+        ('Exception in thread "main" java.lang.OutOfMemoryError: Java heap space', "host_oom"),
+        ("OSError: [Errno 107] Transport endpoint is not connected", "node_failure"),
+        ("RuntimeError: CUDA driver error: out of memory", "cuda_oom"),
+        ("ValueError: Cannot launch job with no GPUs", "cuda_driver_mismatch"),
+        (
+            "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown",
+            "node_failure",
+        ),
+        (
+            'docker: Error response from daemon: could not select device driver "" with '
+            "capabilities: [[gpu]].",
+            "node_failure",
+        ),
+        (
+            "FATAL:   Unable to handle docker://pytorch/pytorch:latest uri: failed to get checksum",
+            "unknown",
+        ),
+    ],
+)
+def test_runtimes_and_containers_say_what_the_node_could_not_give(line: str, category: str) -> None:
+    d = diagnose_text(STEPS + line + "\n")
+    assert (d["category"], d["failed"]) == (category, True)
