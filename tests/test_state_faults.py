@@ -490,3 +490,34 @@ def test_the_real_sweep_on_a_full_state_disk_still_reports_a_slurm_job(tmp_path:
             assert any(r["kind"] == "job" and r["job_id"] == job for r in res.records)
     finally:
         slurm("scancel", job, check=False)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a byte changed in the schema's text: a column renamed, a table renamed
+        (b"NOT NULL,\n    job_id", b"NOT NULL,A    job_id"),
+        (b"CREATE TABLE polls(", b"CREATE TABLE pollz("),
+    ],
+)
+def test_a_store_whose_schema_text_was_damaged_is_refused_before_anything_is_written(
+    tmp_path: Path, old: bytes, new: bytes
+) -> None:
+    """SQLite keeps the schema as text: a damaged byte there still reads as a database
+    (quick_check passes) whose tables are not labctl's. It is refused at open, so the file
+    poll moves aside is the damaged one, byte for byte (found by the hypothesis test)."""
+    from labctl.poll.store import Store
+    from labctl.poll.storefile import StoreUnusable, unusable_cause
+
+    path = tmp_path / "store.sqlite"
+    store = Store(path)
+    store.close()
+    saved = path.read_bytes()
+    at = saved.rfind(old)  # the job_id column (the first match is job_id_raw's line)
+    assert at >= 0
+    bad = saved[:at] + new + saved[at + len(old) :]
+    path.write_bytes(bad)
+    with pytest.raises((StoreUnusable, sqlite3.DatabaseError)) as refused:
+        Store(path)
+    assert "schema" in str(refused.value) and unusable_cause(refused.value) is not None
+    assert path.read_bytes() == bad

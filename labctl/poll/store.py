@@ -55,6 +55,7 @@ from labctl.poll.storefile import (
     damaged,
     job_row,
     memory_image,
+    schema_problem,
     stored_job,
     strict_text,
 )
@@ -122,6 +123,9 @@ class Store:
                 self.db.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
                 self.db.execute("PRAGMA journal_mode = WAL")
                 self.db.execute("PRAGMA synchronous = NORMAL")
+                problem = schema_problem(self.db)
+                if problem is not None:
+                    raise StoreUnusable(problem)
                 self._setup(str(path))
             if stat.S_IMODE(path.stat().st_mode) != 0o600:
                 path.chmod(0o600)

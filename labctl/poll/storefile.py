@@ -87,6 +87,40 @@ def damaged(doing: str) -> Iterator[None]:
         raise StoreUnusable(f"{doing}: damaged text ({exc.reason} at byte {exc.start})") from None
 
 
+def _columns(db: sqlite3.Connection) -> dict[str, list[tuple[str, str, int]]]:
+    """Each table's columns (name, declared type, NOT NULL) as SQLite reads them."""
+    names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {
+        t: [(c[1], c[2], c[3]) for c in db.execute(f"PRAGMA table_info('{t}')")]
+        for t in names
+        if not t.startswith("sqlite_")
+    }
+
+
+_EXPECTED: dict[str, list[tuple[str, str, int]]] = {}
+
+
+def schema_problem(db: sqlite3.Connection) -> str | None:
+    """What makes an existing store's tables other than SCHEMA's (None when they are ours,
+    or when there are none yet). Checked before anything is written: a byte changed in the
+    schema's text (SQLite keeps it as text) still reads as a database, whose next statement
+    fails only after this poll's first transactions were committed into the damaged file."""
+    if not _EXPECTED:
+        fresh = sqlite3.connect(":memory:")
+        fresh.executescript(SCHEMA)
+        _EXPECTED.update(_columns(fresh))
+        fresh.close()
+    found = _columns(db)
+    if not found:
+        return None
+    for table, columns in _EXPECTED.items():
+        if table not in found:
+            return f"its schema has no table {table!r}"
+        if found[table] != columns:
+            return f"its schema's table {table!r} is not the one labctl writes"
+    return None
+
+
 def memory_image(image: bytes) -> bytes:
     """A store file's bytes as SQLite deserializes them into memory (a WAL-mode header
     would send it looking for a -wal file: bytes 18-19 say rollback journal instead)."""
