@@ -396,3 +396,12 @@ def test_an_ide_console_reports_the_programs_exit_status() -> None:
 def test_runtimes_and_containers_say_what_the_node_could_not_give(line: str, category: str) -> None:
     d = diagnose_text(STEPS + line + "\n")
     assert (d["category"], d["failed"]) == (category, True)
+
+
+def test_a_trainers_guard_that_gives_up_on_a_non_finite_loss_is_a_nan() -> None:
+    head = "Epoch [0/5]; Iter [0/9450]; Loss 10.08; LR 1.00e-06; Mem 29072.79MB\n"
+    skip = "Loss is not finite. Skip this training step.\n"
+    ended = diagnose_text(head + skip * 4 + "Loss is not finite. Terminate training.\n")
+    assert (ended["category"], ended["failed"]) == ("nan_loss", True)
+    # steps it skipped, then trained on: survived
+    assert diagnose_text(head + skip * 2 + STEPS + "Training complete.\n")["failed"] is False
