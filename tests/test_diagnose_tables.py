@@ -405,3 +405,12 @@ def test_a_trainers_guard_that_gives_up_on_a_non_finite_loss_is_a_nan() -> None:
     assert (ended["category"], ended["failed"]) == ("nan_loss", True)
     # steps it skipped, then trained on: survived
     assert diagnose_text(head + skip * 2 + STEPS + "Training complete.\n")["failed"] is False
+
+
+def test_a_consoles_echo_of_ctrl_c_at_the_end_is_a_person_stopping_it() -> None:
+    stopped = diagnose_text(
+        STEPS + "tcmalloc: large alloc 44581601280 bytes == 0x7f6e @ 0x7f7a\n^C\n"
+    )
+    assert (stopped["category"], stopped["failed"]) == ("cancelled", True)
+    # an interrupt the program went past (a debugger, a paused loop) is not the end
+    assert diagnose_text(STEPS + "^C\n" + STEPS + "Training complete.\n")["failed"] is False
