@@ -15,15 +15,9 @@ these tests, modelled on what the tools print."""
 from __future__ import annotations
 
 import pytest
-from helpers.diagnose_logs import STEPS, TB
+from helpers.diagnose_logs import STEPS, TB, verdict
 
 from labctl.diagnose import diagnose_text
-
-
-def verdict(log: str) -> tuple[str, bool, str | None]:
-    d = diagnose_text(log)
-    return d["category"], d["failed"], d["catalog_id"]
-
 
 # -- a batch-size search: OOM probes, then the size it keeps --------------------------------
 

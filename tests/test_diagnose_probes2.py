@@ -12,15 +12,9 @@ import gzip
 from pathlib import Path
 
 import pytest
-from helpers.diagnose_logs import STEPS, TB
+from helpers.diagnose_logs import STEPS, TB, verdict
 
-from labctl.diagnose import diagnose_chunks, diagnose_path, diagnose_text
-
-
-def verdict(log: str) -> tuple[str, bool, str | None]:
-    d = diagnose_text(log)
-    return d["category"], d["failed"], d["catalog_id"]
-
+from labctl.diagnose import diagnose_chunks, diagnose_path
 
 # -- an error the program handled, said as what it gave up ------------------------------------
 

@@ -9,15 +9,7 @@ for these tests, modelled on what the tools print."""
 from __future__ import annotations
 
 import pytest
-from helpers.diagnose_logs import STEPS, TB
-
-from labctl.diagnose import diagnose_text
-
-
-def verdict(log: str) -> tuple[str, bool, str | None]:
-    d = diagnose_text(log)
-    return d["category"], d["failed"], d["catalog_id"]
-
+from helpers.diagnose_logs import STEPS, TB, verdict
 
 # -- srun's teardown of a step whose task failed ------------------------------------------------
 

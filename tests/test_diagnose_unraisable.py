@@ -8,7 +8,7 @@ written for these tests, modelled on what the tools print."""
 from __future__ import annotations
 
 import pytest
-from helpers.diagnose_logs import STEPS
+from helpers.diagnose_logs import STEPS, verdict
 
 from labctl.diagnose import diagnose_text
 
@@ -19,11 +19,6 @@ FRAMES = (
     '  File "/opt/venv/lib/python3.12/site-packages/tracker/run.py", line 212, in _cleanup\n'
     "    self._operator.on_stop(error)\n"
 )
-
-
-def verdict(log: str) -> tuple[str, bool, str | None]:
-    d = diagnose_text(log)
-    return d["category"], d["failed"], d["catalog_id"]
 
 
 # -- "Exception ignored in": Python reports it and carries on ---------------------------------

@@ -14,6 +14,14 @@ TB += "    trainer.fit(model)\n"
 TB_MAIN = 'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    main()\n'
 
 
+def verdict(log: str) -> tuple[str, bool, str | None]:
+    """(category, failed, catalog id) of a log's diagnosis."""
+    from labctl.diagnose import diagnose_text
+
+    d = diagnose_text(log)
+    return d["category"], d["failed"], d["catalog_id"]
+
+
 def why(d: dict[str, Any]) -> dict[str, str]:
     """Each also-matched entry's `why`, by catalog id."""
     return {a["catalog_id"]: a["why"] for a in d["also_matched"]}
