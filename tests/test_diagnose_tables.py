@@ -220,12 +220,6 @@ MORE = [
 ]
 
 
-@pytest.mark.parametrize(("line", "category"), MORE)
-def test_more_of_the_libraries_words(line: str, category: str) -> None:
-    d = diagnose_text(STEPS + TB + line + "\n")
-    assert (d["category"], d["failed"]) == (category, True)
-
-
 def test_the_missing_kernel_package_is_named_for_supervise() -> None:
     line = "ImportError: ... the package flash_attn seems to be not installed.\n"
     d = diagnose_text(TB + line)
@@ -290,12 +284,6 @@ FRAMEWORKS = [
 ]
 
 
-@pytest.mark.parametrize(("line", "category"), FRAMEWORKS)
-def test_each_frameworks_words_for_a_known_cause(line: str, category: str) -> None:
-    d = diagnose_text(STEPS + TB + line + "\n")
-    assert (d["category"], d["failed"]) == (category, True)
-
-
 def test_a_missing_data_file_is_not_a_missing_checkpoint() -> None:
     line = "FileNotFoundError: [Errno 2] No such file or directory: 'data/train.json'\n"
     assert diagnose_text(STEPS + TB + line)["category"] == "code_error"
@@ -313,23 +301,24 @@ def test_horovods_shutdown_is_the_report_of_another_ranks_failure() -> None:
     assert diagnose_text(STEPS + oom + TB + shutdown)["category"] == "cuda_oom"
 
 
-@pytest.mark.parametrize(
-    ("line", "category"),
-    [
-        (
-            "ValueError: Connection error, and we cannot find the requested files in the cached "
-            "path. Please try again or make sure your Internet connection is on.",
-            "hf_hub_error",
-        ),
-        ("Model diverged with loss = NaN", "nan_loss"),
-        (
-            "tensorflow.python.training.basic_session_run_hooks.NanLossDuringTrainingError: NaN "
-            "loss during training.",
-            "nan_loss",
-        ),
-    ],
-)
-def test_older_releases_words_for_the_same_failures(line: str, category: str) -> None:
+# older releases' words for the same failures
+OLDER = [
+    (
+        "ValueError: Connection error, and we cannot find the requested files in the cached "
+        "path. Please try again or make sure your Internet connection is on.",
+        "hf_hub_error",
+    ),
+    ("Model diverged with loss = NaN", "nan_loss"),
+    (
+        "tensorflow.python.training.basic_session_run_hooks.NanLossDuringTrainingError: NaN "
+        "loss during training.",
+        "nan_loss",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "category"), MORE + FRAMEWORKS + OLDER)
+def test_a_librarys_words_on_the_exception_line_name_the_cause(line: str, category: str) -> None:
     d = diagnose_text(STEPS + TB + line + "\n")
     assert (d["category"], d["failed"]) == (category, True)
 

@@ -67,9 +67,9 @@ def diagnose_path(
         age = (time.time() if now is None else now) - p.stat().st_mtime
         js = JobState(js.state, js.exit_code, js.signal, js.reason, max(age, 0.0), js.hung_after)
     acc = Findings()
-    gz = reader.is_gzip(p)
-    if gz or reader.is_utf16(p):  # read whole: neither can be read from its end
-        acc.add(reader.stream_whole(cat, p, threads, gz=gz))
+    whole = reader.streamed_whole(p)
+    if whole is not None:  # a gzipped or UTF-16 log cannot be read from its end
+        acc.add(reader.stream_whole(cat, p, threads, gz=whole == "gzip"))
         info: dict[str, Any] = {"mode": "stream", "complete": True}
     else:
         try:

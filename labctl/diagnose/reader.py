@@ -48,23 +48,17 @@ class Segment:
     result: RegionScan
 
 
-def is_gzip(path: Path) -> bool:
-    if path.suffix == ".gz":
-        return True
+def streamed_whole(path: Path) -> str | None:
+    """ "gzip" or "utf16" for a log that cannot be read from its end (its first bytes say,
+    read once), else None."""
     try:
         with path.open("rb") as f:
-            return f.read(2) == b"\x1f\x8b"
+            head = f.read(4)
     except OSError:
-        return False
-
-
-def is_utf16(path: Path) -> bool:
-    """Does the file start with a UTF-16 byte-order mark?"""
-    try:
-        with path.open("rb") as f:
-            return _utf16(f.read(4))
-    except OSError:
-        return False
+        head = b""
+    if path.suffix == ".gz" or head.startswith(b"\x1f\x8b"):
+        return "gzip"
+    return "utf16" if _utf16(head) else None
 
 
 def _utf16(start: bytes) -> bool:

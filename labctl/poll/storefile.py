@@ -3,6 +3,7 @@ how a store file is recognised, copied into memory, and judged unusable."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -97,7 +98,15 @@ def _columns(db: sqlite3.Connection) -> dict[str, list[tuple[str, str, int]]]:
     }
 
 
-_EXPECTED: dict[str, list[tuple[str, str, int]]] = {}
+@functools.cache
+def _expected() -> dict[str, list[tuple[str, str, int]]]:
+    """The columns SCHEMA makes, read from a fresh database in memory."""
+    fresh = sqlite3.connect(":memory:")
+    try:
+        fresh.executescript(SCHEMA)
+        return _columns(fresh)
+    finally:
+        fresh.close()
 
 
 def schema_problem(db: sqlite3.Connection) -> str | None:
@@ -105,15 +114,10 @@ def schema_problem(db: sqlite3.Connection) -> str | None:
     or when there are none yet). Checked before anything is written: a byte changed in the
     schema's text (SQLite keeps it as text) still reads as a database, whose next statement
     fails only after this poll's first transactions were committed into the damaged file."""
-    if not _EXPECTED:
-        fresh = sqlite3.connect(":memory:")
-        fresh.executescript(SCHEMA)
-        _EXPECTED.update(_columns(fresh))
-        fresh.close()
     found = _columns(db)
     if not found:
         return None
-    for table, columns in _EXPECTED.items():
+    for table, columns in _expected().items():
         if table not in found:
             return f"its schema has no table {table!r}"
         if found[table] != columns:
