@@ -22,6 +22,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "diagnose"
 CORPORA = sorted(p.parent.name for p in FIXTURES.glob("corpus*/manifest.toml"))
 HEX40 = re.compile(r"[0-9a-f]{40}")
 HEX64 = re.compile(r"[0-9a-f]{64}")
+PAGE_URL = re.compile(r"https?://[a-z0-9.-]+\.[a-z]{2,}/\S+")
 
 
 def cases(name: str) -> list[dict[str, Any]]:
@@ -53,7 +54,8 @@ def test_every_file_is_cited_exactly(name: str) -> None:
         for f in case["file"]:
             assert HEX64.fullmatch(f["sha256"]) and f["bytes"] >= 0, (case["id"], f)
             if "repo" not in f:
-                assert f["url"].startswith("https://github.com/"), (case["id"], f)
+                # an excerpt of a public page: a GitHub thread, or (corpus46) a forum or blog page
+                assert PAGE_URL.fullmatch(f["url"]), (case["id"], f)
                 continue
             assert HEX40.fullmatch(f["commit"]) and HEX64.fullmatch(f["source_sha256"])
             assert f["url"].endswith(f"/{f['repo']}/blob/{f['commit']}/{f['path']}")
