@@ -59,7 +59,8 @@ The diagnosis dict (`kind: "diagnosis"`):
 Line numbers: `line` is the absolute 1-based line number (lines split on \\n, \\r and \\r\\n)
 when the scan covered the log from its first byte, else None; `line_from_end` (1 = last
 line) is always given for log evidence. A log saved from a terminal that wrapped its lines at a
-fixed width is recognised (wrap.py): a failure whose words a wrap split is matched on the
+fixed width is recognised (wrap.py), and so is Rich's logging handler, which wraps a record
+onto rows indented to its message column: a failure whose words a wrap split is matched on the
 joined rows and reported at its first row.
 """
 

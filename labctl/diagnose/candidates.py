@@ -36,6 +36,7 @@ class CandidateLines(TracebackFollower):
     shadow: dict[int, int]
     # this block's hits per entry, (rel, line start, line end, match, shadowed)
     _raw: dict[int, list[tuple[int, int, int, int, tuple[int, ...]]]]
+    _rich: int  # the message column of a Rich handler's wrapped records (wrap.py), or 0
 
     def _line(
         self, data: bytes, ls: int, le: int, s: int, *, rel: int, n: int, final: bool
@@ -87,9 +88,12 @@ class CandidateLines(TracebackFollower):
     def _unwrap(self, data: bytes, start: int, end: int, n: int, first_line: int) -> None:
         """Hits only a wrapped line's joined rows show (wrap.py); each takes its rows from less
         specific hits (the generic claim of code_error on an exception line)."""
-        assert self._wrap
-        rows = wrap.hits(self.cat, data, start, end, self._wrap, first_line, n)
-        for rel, n_rows, hit in rows:
+        logical = (
+            wrap.rows(data, start, end, self._wrap, n)
+            if self._wrap
+            else wrap.rich_rows(data, start, end, self._rich, n)
+        )
+        for rel, n_rows, hit in wrap.hits(self.cat, data, start, logical, first_line, n):
             spec = self.cat.entries[hit.entry].specificity
             for r in range(rel, rel + n_rows):
                 self._pending_exc.pop(r, None)

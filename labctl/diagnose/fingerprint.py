@@ -1,6 +1,6 @@
 """Stable failure fingerprints (research §12).
 
-fingerprint = first 16 hex digits of sha256(`v6|category|catalog id|exception type|message`),
+fingerprint = first 16 hex digits of sha256(`v7|category|catalog id|exception type|message`),
 where the message is the root-cause line from the start of the catalog match (so per-run
 prefixes such as timestamps, ranks and merged progress-bar frames fall away), with launcher
 and logger prefixes stripped and per-run values masked by fixed, ordered rules:
@@ -21,7 +21,9 @@ and logger prefixes stripped and per-run values masked by fixed, ordered rules:
                `perl5` are the interpreter they name: torchelastic's "of binary: .../python3"
                and ".../python" report one failure)
   <HEX>        `0x…` and runs of 8+ hex digits containing a digit and a letter (a run of
-               decimal digits is a number, however long)
+               decimal digits is a number, however long); a dump of 8-digit hex words (two
+               or more in a row, as the driver's `Xid 62, 223b6a66 00002100 ...` payload)
+               is one <HEX>, whichever of its words happen to hold only decimal digits
   <SIZE>       a size with its unit (20.00 MiB, 1.5 GiB, 4096 bytes)
   <NUM>        every other number (sizes, steps, ranks, pids, ports, durations, job ids)
   GPU state    an allocator's report of the GPU at the failed allocation -- its capacity and
@@ -45,7 +47,8 @@ method y)" suffix is dropped. An entry with `fingerprint = "entry"` (a full disk
 identified by the entry alone. The rules are versioned (`v6`; v1 masked whole paths and NCCL
 sequence numbers, v2 took decimal runs of 8+ digits for hex, v3 kept an interpreter's version,
 v4 a GPU's state in an allocator's report, the command a shell's job report echoes and an
-exception type's module path in the message, v5 the node an older SLURM banner ends with):
+exception type's module path in the message, v5 the node an older SLURM banner ends with, v6
+split a hex dump into <HEX> and <NUM> by the digits each word happened to hold):
 changing them means a new version, never a silent regrouping.
 """
 
@@ -55,7 +58,7 @@ import hashlib
 import re
 from collections.abc import Callable
 
-VERSION = "v6"
+VERSION = "v7"
 MESSAGE_CHARS = 300  # of the normalised message: where a long line is cut is no difference
 
 _PREFIXES = [
@@ -131,6 +134,7 @@ _RULES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     ),
     (re.compile(r"\b[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+){2,}\.[a-zA-Z]{2,}\b"), "<HOST>"),
     # a size in any unit: "20.00 MiB" and "1.50 GiB" are the same failure
+    (re.compile(r"\b[0-9a-fA-F]{8}(?:\s+[0-9a-fA-F]{8})+\b"), "<HEX>"),
     (re.compile(r"\b\d+(?:[.,]\d+)?\s*(?:[KMGTPE]i?B|[kKMGTPE]B|bytes?)\b"), "<SIZE>"),
     (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<HEX>"),
     (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b"), "<HEX>"),

@@ -114,6 +114,7 @@ class Scanner(CandidateLines):
         self._progress_text: bytes | None = None  # the last progress match (carried across blocks)
         self._progress_by_worker = False  # that line is a Ray worker's, relayed by the driver
         self._wrap: int | None = None  # a terminal's wrap width (0: not wrapped); wrap.py
+        self._rich = 0  # the message column of a Rich handler's wrapped records (0: none)
         # several runs in one log (restarts.py): the log's first lines, given or learnt when
         # this scan starts at the log's first byte, and the last line that repeats the first
         self._at_start = not skip_partial_first if at_start is None else at_start
@@ -194,7 +195,9 @@ class Scanner(CandidateLines):
         end, forced = cut
         base = self._lines
         if self._wrap is None:  # decided once per scan, from the first block's first bytes
-            self._wrap = wrap.width(data[start : min(end, start + wrap.SAMPLE)]) or 0
+            sample = data[start : min(end, start + wrap.SAMPLE)]
+            self._wrap = wrap.width(sample) or 0
+            self._rich = 0 if self._wrap else wrap.rich_indent(sample) or 0
             if self._head is None and self._at_start:
                 self._head = restarts.learn_head(data, start, end)
             self._opening = restarts.opening(self._head or [], self.cat)
@@ -217,7 +220,7 @@ class Scanner(CandidateLines):
             + nl
             + (1 if (forced or (final and end > start and data[end - 1 : end] != b"\n")) else 0)
         )
-        if self._wrap:
+        if self._wrap or self._rich:
             self._unwrap(data, start, end, n, base + 1)
         self._materialise(data, n)
         self._settle_exceptions(data, final)

@@ -15,6 +15,13 @@ the catalog one line at a time, so such a failure would not be seen.
 - `rows(data, lo, hi, w)`: each wrapped logical line of data[lo:hi]: its first row's start,
   its last row's end, and the rows joined. `hits`: the catalog entries only the joined text
   matches (a break split their words); the scanner adds them, rows keep their own hits.
+- Rich's logging handler (RichHandler: distilabel, NeMo, Typer apps) wraps a record instead
+  at word breaks, onto rows indented to its message column and padded to the console's width:
+  `[06/24/25 19:03:08] ERROR    Failed to load step ...: Step` / `<29 spaces>load failed: 404
+  Client Error: Not Found for url:` / `<29 spaces>https://api-inference.huggingface.co/...`.
+  `rich_indent(sample)`: that column, when a record of the sample continues on such rows, or
+  None; `rich_rows(data, lo, hi, k)`: each record with rows indented by `k`, joined with
+  spaces (the padding stripped), for `hits` as above.
 """
 
 from __future__ import annotations
@@ -32,6 +39,11 @@ MAX_ROWS = 16  # rows joined into one logical line at most
 MIN_ROWS = 3  # wrapped lines needed (and 1 full-width row in MIN_SHARE lines)
 MIN_SHARE = 200
 SAMPLE = 256 << 10
+# a record of Rich's handler (time column optional, blank when it repeats), then its next row
+_RICH = re.compile(
+    rb"^((?:\[[^\]\n]{1,40}\] +| +)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) +)\S[^\n]*\n( +)\S",
+    re.MULTILINE,
+)
 
 
 def width(sample: bytes) -> int | None:
@@ -86,15 +98,54 @@ def rows(
         pos = end + 1
 
 
+def rich_indent(sample: bytes) -> int | None:
+    """The message column of a log Rich's handler wrote, when a record of `sample` continues
+    on a row indented to it (10 columns at least: a level name and its padding), else None."""
+    for m in _RICH.finditer(sample):
+        k = len(m.group(1))
+        if k >= 10 and len(m.group(2)) == k:
+            return k
+    return None
+
+
+def rich_rows(
+    data: bytes, lo: int, hi: int, k: int, limit: int | None = None
+) -> Iterator[tuple[int, int, bytes]]:
+    """(start of the first row, end of the last row, rows joined by spaces) of each record
+    whose first row is in data[lo:hi] and whose next rows are indented by `k` columns (Rich's
+    wrap); at most MAX_ROWS rows, which may run on to data[:limit]."""
+    limit = hi if limit is None else limit
+    rx = re.compile(rb"(?:^ {%d}\S[^\n]*(?:\n|\Z))+" % k, re.MULTILINE)
+    pos = lo
+    while pos < hi:
+        m = rx.search(data, pos, limit)
+        if m is None:
+            return
+        first = data.rfind(b"\n", 0, max(m.start() - 1, 0)) + 1
+        if m.start() > 0 and first >= lo and first < hi:
+            end = m.end() - 1 if data[m.end() - 1 : m.end()] == b"\n" else m.end()
+            parts = data[first:end].split(b"\n")[:MAX_ROWS]
+            yield first, first + len(b"\n".join(parts)), b" ".join(r.strip() for r in parts)
+        elif m.start() >= hi:
+            return
+        pos = m.end()
+
+
 def hits(
-    cat: Catalog, data: bytes, lo: int, hi: int, w: int, first_line: int, limit: int
+    cat: Catalog,
+    data: bytes,
+    lo: int,
+    logical: Iterator[tuple[int, int, bytes]],
+    first_line: int,
+    limit: int,
 ) -> Iterator[tuple[int, int, CatalogHit]]:
-    """(first row's line number, rows, hit) for each wrapped logical line of data[lo:hi] (whose
-    first line is number `first_line`) that matches an entry no single row of it matches (a
-    break split its words). Rows keep their own hits: a wrap only adds what a break had hidden.
-    Entries that need context (`near`, `frames`) are left to the rows."""
+    """(first row's line number, rows, hit) for each wrapped logical line (`rows` or
+    `rich_rows` of data[lo:...], whose first line is number `first_line`) that matches an entry
+    no single row of it matches (a break split its words). Rows keep their own hits: a wrap
+    only adds what a break had hidden. Entries that need context (`near`, `frames`) are left
+    to the rows."""
     pos, line = lo, first_line
-    for start, end, joined in rows(data, lo, hi, w, limit):
+    for start, end, joined in logical:
         line += data.count(b"\n", pos, start)
         pos = start
         found = [i for i in cat.match_line(joined) if not cat.near_rx[i] and not cat.frames_idx[i]]
