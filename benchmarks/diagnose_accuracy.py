@@ -154,6 +154,12 @@ KNOWN_FLAGGED = {
 # deadline; corpus45 found no case and does not exist).
 POOL = tuple(f"corpus{n}" for n in (36, 37, 38, 39, 40, 41, 42, 43, 44, 46, 47))
 POOL_FIRST = "164/179 = 91.6 %, 1 healthy log flagged"  # its first scoring, at 6dcd0ef
+# That pool missed the rule (91.6 %). The next one, fixed likewise before any of its sets exists:
+# every set of the next collecting round (corpus48 on, each that is in place by its build
+# deadline), at least 100 cases together, each scored once as a whole with the engine as it
+# stands when they are committed; #15 is resolved iff that first scoring is >= 95 % with no
+# healthy log flagged. Its sets join CORPORA and POOL2 only once committed.
+POOL2: tuple[str, ...] = ()
 
 
 def _sets(corpus: Corpus, half: str | None) -> dict[str, list[str] | None]:
