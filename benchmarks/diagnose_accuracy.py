@@ -160,6 +160,8 @@ POOL_FIRST = "164/179 = 91.6 %, 1 healthy log flagged"  # its first scoring, at 
 # stands when they are committed; #15 is resolved iff that first scoring is >= 95 % with no
 # healthy log flagged. Its sets join CORPORA and POOL2 only once committed.
 POOL2: tuple[str, ...] = ()
+# each pool's sets and its first scoring once it has one (printed after the pooled figure)
+POOLS = {"pool": (POOL, POOL_FIRST), "pool2": (POOL2, None)}
 
 
 def _sets(corpus: Corpus, half: str | None) -> dict[str, list[str] | None]:
@@ -209,7 +211,7 @@ def main() -> int:
     )
     args = ap.parse_args()
     ok = True
-    pooled = [0, 0, 0, 0]  # right, total, healthy flagged, sets scored
+    pooled = {name: [0, 0, 0, 0] for name in POOLS}  # right, total, healthy flagged, sets
     for cname in args.corpus or CORPORA:
         corpus = Corpus(cname)
         if not (corpus.committed / "manifest.toml").is_file():
@@ -223,18 +225,18 @@ def main() -> int:
         for name, ids in _sets(corpus, args.half).items():
             rep = score(corpus, ids, first_labels=args.first_labels)
             ok = _print(name, corpus, rep, args) and ok
-            if cname in POOL:
-                pooled[0] += rep.right
-                pooled[1] += rep.total
-                pooled[2] += len(rep.healthy_flagged)
-                pooled[3] += 1
-    if pooled[3]:
-        right, total, flagged, sets = pooled
-        print(
-            f"== pool ({sets} of {len(POOL)} sets: {', '.join(POOL)}): {right}/{total} = "
-            f"{right / total:.1%}; healthy flagged as failed: {flagged} (first scoring, "
-            f"before its fixes: {POOL_FIRST})"
-        )
+            for pname, (members, _) in POOLS.items():
+                if cname in members:
+                    for k, v in enumerate((rep.right, rep.total, len(rep.healthy_flagged), 1)):
+                        pooled[pname][k] += v
+    for pname, (right, total, flagged, sets) in pooled.items():
+        if sets:
+            members, first = POOLS[pname]
+            print(
+                f"== {pname} ({sets} of {len(members)} sets: {', '.join(members)}): "
+                f"{right}/{total} = {right / total:.1%}; healthy flagged as failed: {flagged}"
+                + (f" (first scoring, before its fixes: {first})" if first else "")
+            )
     return 0 if ok else 1
 
 
