@@ -4,7 +4,9 @@
   match (logging's `- WARNING -`, `[WARNING]`, `WARNING:`, glog's `W0101 12:00:00` and
   `[W file.cpp:12]`, `NCCL INFO`, TensorFlow's `I tensorflow/...cc:12]`, a Python warning
   category `UserWarning:`). A traceback printed inside a WARNING/INFO record is a logged
-  warning, not a crash.
+  warning, not a crash. NCCL has two levels, INFO and WARN, and writes its failures at WARN
+  (`NCCL WARN Cuda failure 'out of memory'`, an InfiniBand completion error): its WARN is an
+  error level.
 - `in_warning(before, after)`: a line of a Python warning's message that the warning's header
   (`path.py:8: RuntimeWarning: Failed to read commit hash:`) starts above it and its quoted
   source line (indented) ends below it -- the message of an exception the warning reports
@@ -33,6 +35,7 @@ _GLOG = re.compile(rb"(?:^|[\s\]:])\[?(?P<letter>[IWEF])\d{3,4} \d\d:\d\d:\d\d")
 _BRACKET = re.compile(rb"\[(?P<letter>[IWEF])(?:\d{0,4} [\w./-]+(?:\.\w+)?:\d+)?\]")
 _TF1 = re.compile(rb"(?:^|[\s\]:])(?P<letter>[IWEF]) tensorflow/[\w/.-]+:\d+\]")
 _PYWARN = re.compile(rb"\b[A-Z]\w*Warning: |^Warning: ")
+_NCCL_WARN = re.compile(rb"\bNCCL WARN\b")
 _ERRWORD = re.compile(rb"(?i)\b(?:error|fatal|exception|traceback)\b")
 _LETTERS = {b"I": "info", b"W": "warning", b"E": "error", b"F": "error"}
 WINDOWS = (2 << 10, 16 << 10, 256 << 10)
@@ -52,6 +55,8 @@ def level(prefix: bytes) -> str | None:
             found.append((m.start(), _LETTERS[m.group("letter")]))
     for m in _PYWARN.finditer(prefix):
         found.append((m.start(), "warning"))
+    for m in _NCCL_WARN.finditer(prefix):  # after _LEVEL's "WARN" at m.start() + 5
+        found.append((m.start() + 5, "error"))
     return max(found)[1] if found else None
 
 

@@ -1,0 +1,278 @@
+"""The words schedulers, launchers, clouds, the fabric and the runtimes print when a job ends
+(issue 15), mapped to the category a lab supervisor gives them: a table written from their
+documented messages, not from any corpus, so a miss on an untouched set is a gap in the table.
+Each line ends a log of forward progress; `tb` lines follow a traceback, as Python raises them."""
+
+from __future__ import annotations
+
+import pytest
+from helpers.diagnose_logs import STEPS, TB
+
+from labctl.diagnose import diagnose_text
+
+WORDS = [
+    (
+        "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4711.batch. Some of "
+        "your processes may have been killed by the cgroup out-of-memory handler.",
+        "host_oom",
+        False,
+    ),
+    (
+        "slurmstepd: error: *** JOB 4711 ON node-a17 CANCELLED AT 2024-05-01T12:00:00 DUE "
+        "TO TIME LIMIT ***",
+        "slurm_time_limit",
+        False,
+    ),
+    (
+        "slurmstepd: error: *** JOB 4711 ON node-a17 CANCELLED AT 2024-05-01T12:00:00 DUE "
+        "TO PREEMPTION ***",
+        "preemption",
+        False,
+    ),
+    (
+        "slurmstepd: error: *** JOB 4711 ON node-a17 CANCELLED AT 2024-05-01T12:00:00 DUE "
+        "TO NODE FAILURE ***",
+        "node_failure",
+        False,
+    ),
+    (
+        "slurmstepd: error: *** STEP 4711.0 ON node-a17 CANCELLED AT 2024-05-01T12:00:00 ***",
+        "cancelled",
+        False,
+    ),
+    ("srun: error: Node failure on node-a17", "node_failure", False),
+    (
+        "slurmstepd: error: Job 4711 exceeded memory limit (8250000 > 8192000), being killed",
+        "host_oom",
+        False,
+    ),
+    ("slurmstepd: error: Exceeded job memory limit", "host_oom", False),
+    ("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.", "host_oom", False),
+    ("TERM_RUNLIMIT: job killed after reaching LSF run time limit.", "slurm_time_limit", False),
+    ("TERM_OWNER: job killed by owner.", "cancelled", False),
+    ("TERM_PREEMPT: job killed after preemption.", "preemption", False),
+    ("TERM_ADMIN: job killed by root or LSF administrator.", "cancelled", False),
+    (
+        "TERM_CPULIMIT: job killed after reaching LSF CPU usage limit.",
+        "slurm_time_limit",
+        False,
+    ),
+    ("TERM_REQUEUE_OWNER: job killed and requeued by owner.", "cancelled", False),
+    ("=>> PBS: job killed: walltime 86410 exceeded limit 86400", "slurm_time_limit", False),
+    ("=>> PBS: job killed: mem 33554432kb exceeded limit 31457280kb", "host_oom", False),
+    ("=>> PBS: job killed: vmem 40000000kb exceeded limit 31457280kb", "host_oom", False),
+    ("Job was evicted.", "preemption", False),
+    (
+        "Warning  DeadlineExceeded  1m  job-controller  Job was active longer than "
+        "specified deadline",
+        "slurm_time_limit",
+        False,
+    ),
+    (
+        "Message: The node was low on resource: memory. Container trainer was using 30Gi, "
+        "which exceeds its request of 16Gi.",
+        "host_oom",
+        False,
+    ),
+    (
+        "Reason: Preempting  Message: Preempted in order to admit critical pod",
+        "preemption",
+        False,
+    ),
+    (
+        "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",
+        "host_oom",
+        True,
+    ),
+    (
+        "RuntimeError: NCCL error in: "
+        "/opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled "
+        "cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1",
+        "nccl_error",
+        True,
+    ),
+    (
+        "torch.distributed.DistBackendError: NCCL error in: "
+        "../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, internal error - please report "
+        "this issue to the NCCL developers, NCCL version 2.19.3",
+        "nccl_error",
+        True,
+    ),
+    (
+        "node-3:1234:5678 [0] transport/net_ib.cc:1294 NCCL WARN NET/IB : Got completion "
+        "from peer 10.0.0.2<43920> with status=12 opcode=0 len=0 vendor err 129 (Recv) "
+        "localGid ::ffff:10.0.0.1 remoteGid ::ffff:10.0.0.2",
+        "nccl_error",
+        False,
+    ),
+    (
+        "ValueError: No available memory for the cache blocks. Try increasing "
+        "`gpu_memory_utilization` when initializing the engine.",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "ValueError: The model's max seq len (32768) is larger than the maximum number of "
+        "tokens that can be stored in KV cache (16384). Try increasing "
+        "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
+        "engine.",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "OSError: [Errno 30] Read-only file system: '/data/ckpt/step_1000'",
+        "permission_denied",
+        True,
+    ),
+    (
+        "OSError: [Errno 5] Input/output error: '/scratch/data/shard-0007.tar'",
+        "node_failure",
+        True,
+    ),
+    ("OSError: [Errno 116] Stale file handle", "node_failure", True),
+    (
+        "RuntimeError: unable to write to file </torch_18693_1954506024>: No space left on "
+        "device (28)",
+        "dataloader_worker_killed",
+        True,
+    ),
+    (
+        "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge",
+        "checkpoint_load_error",
+        True,
+    ),
+    (
+        "OSError: Unable to load weights from pytorch checkpoint file for "
+        "'/models/llama/pytorch_model.bin' at '/models/llama/pytorch_model.bin'. If you "
+        "tried to load a PyTorch model from a TF 2.0 checkpoint, please set from_tf=True.",
+        "checkpoint_load_error",
+        True,
+    ),
+    (
+        "requests.exceptions.ReadTimeout: "
+        "(ReadTimeoutError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Read "
+        "timed out. (read timeout=10)\"), '(Request ID: 5e4f)')",
+        "hf_hub_error",
+        True,
+    ),
+    (
+        "huggingface_hub.errors.HfHubHTTPError: 500 Server Error: Internal Server Error "
+        "for url: https://huggingface.co/api/models/gpt2",
+        "hf_hub_error",
+        True,
+    ),
+    (
+        "wandb.errors.UsageError: api_key not configured (no-tty). call "
+        "wandb.login(key=[your_api_key])",
+        "code_error",
+        True,
+    ),
+    (
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have "
+        "an NVIDIA GPU and installed a driver from "
+        "http://www.nvidia.com/Download/index.aspx",
+        "cuda_driver_mismatch",
+        True,
+    ),
+    ("AssertionError: Torch not compiled with CUDA enabled", "cuda_driver_mismatch", True),
+    (
+        "RuntimeError: Unable to find a valid cuDNN algorithm to run convolution",
+        "cudnn_error",
+        True,
+    ),
+    ("RuntimeError: CUDA error: an illegal memory access was encountered", "segfault", True),
+    (
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). "
+        "Please update your GPU driver",
+        "cuda_driver_mismatch",
+        True,
+    ),
+    ("ModuleNotFoundError: No module named 'flash_attn'", "module_not_found", True),
+    ("OSError: [Errno 28] No space left on device", "disk_full", True),
+    ("OSError: [Errno 122] Disk quota exceeded", "disk_full", True),
+    (
+        "PermissionError: [Errno 13] Permission denied: '/data/shared/ckpt'",
+        "permission_denied",
+        True,
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when "
+        "allocating tensor with shape[32,512,512] and type float on "
+        "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while "
+        "trying to allocate 17179869184 bytes.",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "RuntimeError: DataLoader worker (pid(s) 4242) exited unexpectedly",
+        "dataloader_worker_killed",
+        True,
+    ),
+    ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "unknown", False),
+    (
+        "[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+        "Timeout(ms)=1800000) ran for 1800443 milliseconds before timing out.",
+        "nccl_timeout",
+        False,
+    ),
+    ("Xid 79, pid=1234, GPU has fallen off the bus.", "node_failure", False),
+    ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "node_failure", True),
+    ("KeyboardInterrupt", "cancelled", True),
+    ("Killed", "host_oom", False),
+    (
+        "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "RuntimeError: MPS backend out of memory (MPS allocated: 17.00 GB, other "
+        "allocations: 1.2 GB, max allowed: 18.13 GB). Tried to allocate 256.00 MB on "
+        "private pool.",
+        "cuda_oom",
+        True,
+    ),
+    ("SIGTERM received, preempted by the scheduler; saving checkpoint", "preemption", False),
+    ("Instance was preempted.", "preemption", False),
+    (
+        "botocore.exceptions.NoCredentialsError: Unable to locate credentials",
+        "permission_denied",
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "category", "tb"), WORDS)
+def test_the_words_that_end_a_job_name_its_cause(line: str, category: str, tb: bool) -> None:
+    d = diagnose_text(STEPS + (TB if tb else "") + line + "\n")
+    assert (d["category"], d["failed"]) == (category, True)
+
+
+NCCL_IB = (
+    "node-3:1234:5678 [0] transport/net_ib.cc:1294 NCCL WARN NET/IB : Got completion from peer "
+    "10.0.0.2<43920> with status=12 opcode=0 len=0 vendor err 129 (Recv)\n"
+)
+
+
+def test_nccls_warn_is_its_error_level() -> None:
+    """NCCL writes only INFO and WARN, and its failures at WARN: a fatal line there is the cause,
+    one the job trained on after is survived, and a WARN no entry knows is no failure."""
+    assert diagnose_text(STEPS + NCCL_IB)["category"] == "nccl_error"
+    assert diagnose_text(NCCL_IB + STEPS)["failed"] is False
+    plugin = "node-3:1234:5678 [0] NCCL WARN NET/Plugin: Could not find: libnccl-net.so\n"
+    assert diagnose_text(STEPS + plugin + STEPS)["failed"] is False
+
+
+def test_a_git_remote_that_refuses_the_job_is_noise_it_carries_on_after() -> None:
+    git = "fatal: could not read Username for 'https://github.com': No such device or address\n"
+    assert diagnose_text(git + STEPS)["failed"] is False
