@@ -249,6 +249,243 @@ WORDS = [
         "permission_denied",
         True,
     ),
+    # launchers, shells, pip and the frameworks (a second table)
+    (
+        "mpirun noticed that process rank 0 with PID 4242 on node node-3 exited on signal "
+        "9 (Killed).",
+        "host_oom",
+        False,
+    ),
+    (
+        "mpirun noticed that process rank 1 with PID 4243 on node node-3 exited on signal "
+        "11 (Segmentation fault).",
+        "segfault",
+        False,
+    ),
+    ("srun: error: node-3: task 0: Out Of Memory", "host_oom", False),
+    ("srun: error: node-3: task 1: Segmentation fault (core dumped)", "segfault", False),
+    (
+        "slurmstepd: error: *** JOB 4711 ON node-a17 CANCELLED AT 2024-05-01T12:00:00 DUE "
+        "TO JOB NOT ENDING WITH SIGNALS ***",
+        "node_failure",
+        False,
+    ),
+    (
+        "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) "
+        "local_rank: 0 (pid: 4242) of binary: /usr/bin/python3",
+        "host_oom",
+        False,
+    ),
+    (
+        "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -11) "
+        "local_rank: 0 (pid: 4242) of binary: /usr/bin/python3",
+        "segfault",
+        False,
+    ),
+    (
+        "[2024-05-01 12:00:00,000] [INFO] [launch.py:315:sigkill_handler] Killing "
+        "subprocess 4242\n[2024-05-01 12:00:00,000] [ERROR] "
+        "[launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'train.py'] exits with "
+        "return code = -9",
+        "host_oom",
+        False,
+    ),
+    (
+        "[2024-05-01 12:00:00,000] [ERROR] [launch.py:321:sigkill_handler] "
+        "['/usr/bin/python3', '-u', 'train.py'] exits with return code = -11",
+        "segfault",
+        False,
+    ),
+    (
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU "
+        "0 has a total capacity of 79.15 GiB of which 512.00 MiB is free.",
+        "cuda_oom",
+        True,
+    ),
+    ("RuntimeError: CUDA error: device-side assert triggered", "code_error", True),
+    (
+        "RuntimeError: Expected all tensors to be on the same device, but found at least "
+        "two devices, cuda:0 and cpu!",
+        "code_error",
+        True,
+    ),
+    (
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x512 and 256x10)",
+        "code_error",
+        True,
+    ),
+    (
+        "ImportError: cannot import name 'is_torch_xla_available' from 'transformers.utils'",
+        "module_not_found",
+        True,
+    ),
+    (
+        "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+        "cuda_driver_mismatch",
+        True,
+    ),
+    (
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "RuntimeError: Triton Error [CUDA]: invalid argument",
+        "code_error",
+        True,
+    ),
+    ("RuntimeError: Triton Error [CUDA]: out of memory", "cuda_oom", True),
+    (
+        "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Error allocating device buffer: "
+        "Attempting to allocate 2.00G. That was not possible. There are 1.50G free.",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile "
+        "permanent error. Ran out of memory in memory space hbm. Used 17.51G of 15.48G "
+        "hbm. Exceeded hbm capacity by 2.03G.",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "RuntimeError: TPU initialization failed: open(/dev/accel0): Device or resource "
+        "busy: Device or resource busy; Couldn't open device: /dev/accel0",
+        "node_failure",
+        True,
+    ),
+    (
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this "
+        "task.\n\tclass_name: RolloutWorker\n\tactor_id: 4f2c\n\tpid: 4242\n\tThe actor is "
+        "dead because its worker process has died. Worker exit type: NODE_OUT_OF_MEMORY "
+        "Worker exit detail: Task was killed due to the node running low on memory.",
+        "host_oom",
+        True,
+    ),
+    (
+        "FileNotFoundError: [Errno 2] No such file or directory: '/data/imagenet/train'",
+        "code_error",
+        True,
+    ),
+    (
+        "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find an appropriate cached "
+        "snapshot folder for the specified revision on the local disk and outgoing traffic "
+        "has been disabled. To enable repo look-ups and downloads online, pass "
+        "'local_files_only=False' as input.",
+        "hf_hub_error",
+        True,
+    ),
+    (
+        "OSError: We couldn't connect to 'https://huggingface.co' to load this file, "
+        "couldn't find it in the cached files and it looks like bert-base-uncased is not "
+        "the path to a directory containing a file named config.json.",
+        "hf_hub_error",
+        True,
+    ),
+    (
+        "requests.exceptions.ConnectionError: "
+        "(MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Max "
+        "retries exceeded with url: /api/models/gpt2 (Caused by "
+        "NewConnectionError('<urllib3.connection.HTTPSConnection object at 0x7f>: Failed "
+        "to establish a new connection: [Errno 101] Network is unreachable'))\"), "
+        "'(Request ID: 1)')",
+        "hf_hub_error",
+        True,
+    ),
+    (
+        "torch.serialization.pickle.UnpicklingError: Weights only load failed. Re-running "
+        "`torch.load` with `weights_only` set to `False` will likely succeed, but it can "
+        "result in arbitrary code execution.",
+        "checkpoint_load_error",
+        True,
+    ),
+    (
+        "RuntimeError: Error(s) in loading state_dict for LlamaForCausalLM:\n\tsize "
+        "mismatch for lm_head.weight: copying a param with shape torch.Size([32000, 4096]) "
+        "from checkpoint, the shape in current model is torch.Size([32001, 4096]).",
+        "checkpoint_load_error",
+        True,
+    ),
+    (
+        "ValueError: Unrecognized configuration class <class "
+        "'transformers.models.qwen2.configuration_qwen2.Qwen2Config'> for this kind of "
+        "AutoModel: AutoModelForSeq2SeqLM.",
+        "code_error",
+        True,
+    ),
+    ("KeyError: 'qwen2'", "code_error", True),
+    ("RuntimeError: NCCL Error 3: internal error", "nccl_error", True),
+    (
+        "[rank0]:[E1201 12:00:00.000000000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog "
+        "caught collective operation timeout: WorkNCCL(SeqNum=1234, "
+        "OpType=_ALLGATHER_BASE, NumelIn=1, NumelOut=8, Timeout(ms)=600000) ran for 600012 "
+        "milliseconds before timing out.",
+        "nccl_timeout",
+        False,
+    ),
+    (
+        "[E1201 12:00:00.000000000 ProcessGroupNCCL.cpp:1595] [PG ID 0 PG GUID "
+        "0(default_pg) Rank 0] Process group watchdog thread terminated with exception: "
+        "[Rank 0] Watchdog caught collective operation timeout",
+        "nccl_timeout",
+        False,
+    ),
+    (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 MiB. GPU 3 "
+        "has a total capacity of 39.39 GiB of which 90.00 MiB is free. Including "
+        "non-PyTorch memory, this process has 39.29 GiB memory in use.",
+        "cuda_oom",
+        True,
+    ),
+    ("Segmentation fault (core dumped)", "segfault", False),
+    ("Illegal instruction (core dumped)", "segfault", False),
+    ("Floating point exception (core dumped)", "segfault", False),
+    ("Aborted (core dumped)", "segfault", False),
+    (
+        "/var/spool/slurmd/job4711/slurm_script: line 28: 4242 Killed                  "
+        "python train.py",
+        "host_oom",
+        False,
+    ),
+    (
+        "/var/spool/slurmd/job4711/slurm_script: line 28: 4242 Bus error               "
+        "(core dumped) python train.py",
+        "segfault",
+        False,
+    ),
+    (
+        "ERROR: Could not find a version that satisfies the requirement torch==2.9.0 (from "
+        "versions: 2.1.0, 2.2.0)\nERROR: No matching distribution found for torch==2.9.0",
+        "module_not_found",
+        False,
+    ),
+    (
+        "python: can't open file '/home/u/run/train.py': [Errno 2] No such file or directory",
+        "code_error",
+        False,
+    ),
+    ("bash: python: command not found", "module_not_found", False),
+    ("/usr/bin/env: 'python': No such file or directory", "module_not_found", False),
+    (
+        "OSError: [Errno 122] Disk quota exceeded: '/home/u/.cache/huggingface/hub/tmp123'",
+        "disk_full",
+        True,
+    ),
+    (
+        "RuntimeError: [enforce fail at inline_container.cc:595] . unexpected pos 1234 vs 1200",
+        "disk_full",
+        True,
+    ),
+    ("OSError: [Errno 28] No space left on device: '/tmp/tmpab12'", "disk_full", True),
+    ("RuntimeError: CUDA error: unspecified launch failure", "segfault", True),
+    (
+        "vllm: ERROR 12-01 12:00:00 engine.py:400] RuntimeError: CUDA error: an illegal "
+        "memory access was encountered",
+        "segfault",
+        False,
+    ),
+    (
+        "sglang: Exception: Capture cuda graph failed: CUDA out of memory. Tried to "
+        "allocate 2.00 GiB.",
+        "cuda_oom",
+        True,
+    ),
 ]
 
 
