@@ -85,6 +85,21 @@ def test_stream_deadline_and_early_stop_kill_the_command() -> None:
     assert left.returncode == 1, left.stdout
 
 
+def test_a_command_still_exiting_after_its_output_ends_is_not_killed() -> None:
+    """Its stdout closed before it exited (a loaded node, a command that cleans up): the stream
+    waits for its exit within the deadline instead of killing it, so success stays success and
+    a failure keeps its own exit status (not SIGKILL's)."""
+    ok = Transport().stream(["sh", "-c", "echo done; exec 1>&-; sleep 0.5; exit 0"], timeout=20)
+    assert b"".join(ok) == b"done\n"
+    with pytest.raises(TransportError) as err:
+        list(Transport().stream(["sh", "-c", "exec 1>&-; sleep 0.5; exit 3"], timeout=20))
+    assert err.value.reason == "command_failed" and "exited 3" in err.value.message
+    start = time.monotonic()  # and one that lingers past the deadline is still killed at it
+    with pytest.raises(TransportError) as late:
+        list(Transport().stream(["sh", "-c", "exec 1>&-; sleep 30"], timeout=1))
+    assert late.value.reason == "timeout" and time.monotonic() - start < 5
+
+
 def test_stream_over_ssh_gives_what_local_gives(tmp_path: Path) -> None:
     log = tmp_path / "big.log"
     log.write_bytes(b"".join(b"step %d loss 1.0\n" % i for i in range(300_000)))

@@ -134,7 +134,7 @@ class Transport:
         with tempfile.TemporaryFile() as err:
             proc = self._popen(full, stdin=subprocess.DEVNULL, stderr=err)
             assert proc.stdout is not None
-            fd, timed_out = proc.stdout.fileno(), False
+            fd, timed_out, eof = proc.stdout.fileno(), False, False
             try:
                 while True:
                     left = started + timeout - time.monotonic()
@@ -143,10 +143,13 @@ class Transport:
                         break
                     block = os.read(fd, chunk)
                     if not block:
+                        eof = True
                         break
                     yield block
             finally:
-                if timed_out or proc.poll() is None:
+                if eof:  # its output ended: let it exit (it may not have yet), within the deadline
+                    timed_out = not _exits(proc, started + timeout - time.monotonic())
+                if timed_out or proc.poll() is None:  # the deadline, or a consumer that stopped
                     _kill_group(proc.pid)
                 proc.stdout.close()
                 returncode = proc.wait()
@@ -210,6 +213,16 @@ def _drain_after_kill(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
                     pass
         proc.wait()
         return b"", b""
+
+
+def _exits(proc: subprocess.Popen[bytes], within: float) -> bool:
+    """Does `proc` exit within `within` seconds? (A command that has closed its output may
+    still be exiting: a stream that killed it then would report a success as SIGKILL.)"""
+    try:
+        proc.wait(timeout=max(within, 0.0))
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 def _kill_group(pid: int) -> None:
