@@ -486,6 +486,249 @@ WORDS = [
         "cuda_oom",
         True,
     ),
+    # the training stacks: DeepSpeed, accelerate, Lightning, Megatron, transformers, datasets
+    (
+        "deepspeed.runtime.zero.utils.ZeRORuntimeException: You are using ZeRO-Offload "
+        "with a client provided optimizer (<class 'torch.optim.adamw.AdamW'>) which in "
+        "most cases will yield poor performance. Please either use "
+        "deepspeed.ops.adam.DeepSpeedCPUAdam or set an optimizer in your ds-config "
+        "(https://www.deepspeed.ai/docs/config-json/#optimizer-parameters). If you really "
+        "want to use a custom optimizer w. ZeRO-Offload and understand the performance "
+        'impacts you can also set <"zero_force_ds_cpu_optimizer": false> in your '
+        "configuration file.",
+        "code_error",
+        True,
+    ),
+    (
+        "AssertionError: Check batch related parameters. train_batch_size is not equal to "
+        "micro_batch_per_gpu * gradient_acc_step * world_size 256 != 8 * 4 * 4",
+        "code_error",
+        True,
+    ),
+    (
+        "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using "
+        "Ampere GPU with cuda>=11.0",
+        "cuda_driver_mismatch",
+        True,
+    ),
+    ("ValueError: Attempting to unscale FP16 gradients.", "code_error", True),
+    (
+        "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn",
+        "code_error",
+        True,
+    ),
+    (
+        "RuntimeError: one of the variables needed for gradient computation has been "
+        "modified by an inplace operation: [torch.cuda.FloatTensor [512]] is at version 3; "
+        "expected version 2 instead.",
+        "code_error",
+        True,
+    ),
+    ("IndexError: index out of range in self", "code_error", True),
+    (
+        "ValueError: Asking to pad but the tokenizer does not have a padding token. Please "
+        "select a token to use as `pad_token` `(tokenizer.pad_token = tokenizer.eos_token "
+        "e.g.)` or add a new pad token via `tokenizer.add_special_tokens({'pad_token': "
+        "'[PAD]'})`.",
+        "code_error",
+        True,
+    ),
+    (
+        "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling "
+        "`cublasGemmEx( handle, opa, opb, m, n, k, &falpha, a, CUDA_R_16F, lda, b, "
+        "CUDA_R_16F, ldb, &fbeta, c, CUDA_R_16F, ldc, CUDA_R_32F, "
+        "CUBLAS_GEMM_DFALT_TENSOR_OP)`",
+        "cudnn_error",
+        True,
+    ),
+    (
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        "cuda_driver_mismatch",
+        True,
+    ),
+    (
+        "NotImplementedError: Could not run 'aten::empty_strided' with arguments from the "
+        "'CUDA' backend.",
+        "cuda_driver_mismatch",
+        True,
+    ),
+    (
+        "torch.cuda.DeferredCudaCallError: CUDA call failed lazily at initialization with "
+        "error: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED",
+        "code_error",
+        True,
+    ),
+    ("RuntimeError: No CUDA GPUs are available", "cuda_driver_mismatch", True),
+    (
+        "RuntimeError: Distributed package doesn't have NCCL built in",
+        "cuda_driver_mismatch",
+        True,
+    ),
+    (
+        "ImportError: "
+        "/opt/conda/lib/python3.10/site-packages/"
+        "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZN3c104cuda9SetDeviceEi",
+        "module_not_found",
+        True,
+    ),
+    (
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at "
+        "least 8.0. Your Tesla V100-SXM2-32GB GPU has compute capability 7.0. You can use "
+        "float16 instead by explicitly setting the`dtype` flag in CLI, for example: "
+        "--dtype=half.",
+        "cuda_driver_mismatch",
+        True,
+    ),
+    (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 "
+        "has a total capacity of 23.64 GiB of which 50.81 MiB is free.",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not "
+        "enough memory: you tried to allocate 17179869184 bytes.",
+        "host_oom",
+        True,
+    ),
+    (
+        "RuntimeError: unable to open shared memory object </torch_4242_1234_0> in "
+        "read-write mode: Too many open files (24)",
+        "dataloader_worker_killed",
+        True,
+    ),
+    (
+        "RuntimeError: Too many open files. Communication with the workers is no longer "
+        "possible. Please increase the limit using `ulimit -n` in the shell or change the "
+        "sharing strategy by calling "
+        "`torch.multiprocessing.set_sharing_strategy('file_system')` at the beginning of "
+        "your code",
+        "dataloader_worker_killed",
+        True,
+    ),
+    (
+        "OSError: [Errno 24] Too many open files: '/data/shard-00042.tar'",
+        "dataloader_worker_killed",
+        True,
+    ),
+    (
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: You requested "
+        "gpu: [0, 1] But your machine only has: [0]",
+        "code_error",
+        True,
+    ),
+    (
+        "pytorch_lightning.utilities.exceptions.MisconfigurationException: No "
+        "`training_step()` method defined.",
+        "code_error",
+        True,
+    ),
+    ("Detected KeyboardInterrupt, attempting graceful shutdown ...", "cancelled", False),
+    (
+        "accelerate.utils.launch: ValueError: You need to use at least one process with "
+        "`--num_processes`",
+        "code_error",
+        True,
+    ),
+    (
+        "subprocess.CalledProcessError: Command '['/usr/bin/python3', 'train.py', "
+        "'--config', 'x.yaml']' returned non-zero exit status 1.",
+        "unknown",
+        True,
+    ),
+    (
+        "megatron: AssertionError: num_layers (30) must be divisible by "
+        "pipeline_model_parallel_size (4)",
+        "code_error",
+        True,
+    ),
+    (
+        "RuntimeError: shape '[8, 2048, 32, 128]' is invalid for input of size 33554432",
+        "code_error",
+        True,
+    ),
+    (
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB. GPU",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "ValueError: Expected input batch_size (32) to match target batch_size (64).",
+        "code_error",
+        True,
+    ),
+    (
+        "RuntimeError: stack expects each tensor to be equal size, but got [3, 224, 224] "
+        "at entry 0 and [1, 224, 224] at entry 5",
+        "code_error",
+        True,
+    ),
+    (
+        "PIL.UnidentifiedImageError: cannot identify image file '/data/images/0001.jpg'",
+        "code_error",
+        True,
+    ),
+    (
+        "OSError: Can't load the model for 'mymodel'. If you were trying to load it from "
+        "'https://huggingface.co/models', make sure you don't have a local directory with "
+        "the same name. Otherwise, make sure 'mymodel' is the correct path to a directory "
+        "containing a file named pytorch_model.bin, tf_model.h5, model.ckpt or "
+        "flax_model.msgpack.",
+        "hf_hub_error",
+        True,
+    ),
+    (
+        "datasets.exceptions.DatasetGenerationError: An error occurred while generating "
+        "the dataset",
+        "code_error",
+        True,
+    ),
+    (
+        "pyarrow.lib.ArrowInvalid: JSON parse error: Missing a name for object member. in row 0",
+        "code_error",
+        True,
+    ),
+    (
+        "RuntimeError: Timed out initializing process group in store based barrier on "
+        "rank: 3, for key: store_based_barrier_key:1 (world_size=8, worker_count=4, "
+        "timeout=0:30:00)",
+        "nccl_timeout",
+        True,
+    ),
+    (
+        "RuntimeError: NCCL communicator was aborted on rank 2.  Original reason for "
+        "failure was: [Rank 2] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=12, OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800125 "
+        "milliseconds before timing out.",
+        "nccl_timeout",
+        True,
+    ),
+    (
+        "ValueError: The checkpoint you are trying to load has model type `qwen3` but "
+        "Transformers does not recognize this architecture. This could be because of an "
+        "issue with the checkpoint, or because your version of Transformers is out of date.",
+        "module_not_found",
+        True,
+    ),
+    (
+        "torch._C._cuda_init() RuntimeError: CUDA driver initialization failed, you might "
+        "not have a CUDA gpu.",
+        "cuda_driver_mismatch",
+        True,
+    ),
+    (
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 9, "
+        "2) but found runtime version (8, 5, 0).",
+        "cudnn_error",
+        True,
+    ),
+    ("OverflowError: cannot fit 'int' into an index-sized integer", "code_error", True),
+    (
+        "RecursionError: maximum recursion depth exceeded while calling a Python object",
+        "code_error",
+        True,
+    ),
 ]
 
 
