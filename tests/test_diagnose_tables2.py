@@ -729,6 +729,50 @@ WORDS = [
         "code_error",
         True,
     ),
+    # serving engines (vLLM, SGLang), JAX's backends, extension builds
+    (
+        "ValueError: Free memory on device (3.2/79.1 GiB) on startup is less than desired "
+        "GPU memory utilization (0.9, 71.2 GiB). Decrease GPU memory utilization or reduce "
+        "GPU memory used by other processes.",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "RuntimeError: Error building extension 'fused_adam'",
+        "module_not_found",
+        True,
+    ),
+    (
+        "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA "
+        "install root.",
+        "cuda_driver_mismatch",
+        True,
+    ),
+    (
+        "RuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: No "
+        "visible GPU devices. (you may need to uninstall the failing plugin package, or "
+        "set JAX_PLATFORMS=cpu to skip this backend.)",
+        "cuda_driver_mismatch",
+        True,
+    ),
+    (
+        "RuntimeError: Unable to initialize backend 'tpu': UNKNOWN: TPU initialization "
+        "failed: open(/dev/accel0): Device or resource busy: Device or resource busy; "
+        "Couldn't open device: /dev/accel0",
+        "node_failure",
+        True,
+    ),
+    (
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed "
+        "core proc(s): {}",
+        "unknown",
+        True,
+    ),
 ]
 
 
@@ -756,3 +800,18 @@ def test_nccls_warn_is_its_error_level() -> None:
 def test_a_git_remote_that_refuses_the_job_is_noise_it_carries_on_after() -> None:
     git = "fatal: could not read Username for 'https://github.com': No such device or address\n"
     assert diagnose_text(git + STEPS)["failed"] is False
+
+
+def test_a_serving_engines_start_up_failure_leaves_the_cause_to_the_error_above() -> None:
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    end = "RuntimeError: Engine core initialization failed. See root cause above.\n"
+    assert diagnose_text(STEPS + TB + oom + TB + end)["category"] == "cuda_oom"
+
+
+def test_a_failed_extension_build_names_the_compiler_missing_when_it_is() -> None:
+    log = "/bin/sh: 1: /usr/local/cuda/bin/nvcc: not found\n"
+    log += "ninja: build stopped: subcommand failed.\n"
+    log += TB + "RuntimeError: Error building extension 'fused_adam'\n"
+    d = diagnose_text(STEPS + log)
+    assert (d["category"], d["failed"]) == ("module_not_found", True)
+    assert d["catalog_id"] != "extension_build_failed"
