@@ -44,7 +44,7 @@ message is cut at MESSAGE_CHARS (so a long line's tail, cut where its raw length
 never splits one failure in two), and a type two ranks printed at once
 (`SyntaxErrorSyntaxError`) to one copy. PyTorch's "(when checking argument for argument x in
 method y)" suffix is dropped. An entry with `fingerprint = "entry"` (a full disk or quota) is
-identified by the entry alone. The rules are versioned (`v6`; v1 masked whole paths and NCCL
+identified by the entry alone. The rules are versioned (`v7`; v1 masked whole paths and NCCL
 sequence numbers, v2 took decimal runs of 8+ digits for hex, v3 kept an interpreter's version,
 v4 a GPU's state in an allocator's report, the command a shell's job report echoes and an
 exception type's module path in the message, v5 the node an older SLURM banner ends with, v6
@@ -133,8 +133,9 @@ _RULES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "<HOST>",
     ),
     (re.compile(r"\b[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+){2,}\.[a-zA-Z]{2,}\b"), "<HOST>"),
-    # a size in any unit: "20.00 MiB" and "1.50 GiB" are the same failure
+    # a hex dump (the driver's Xid payload), whatever digits each of its words holds
     (re.compile(r"\b[0-9a-fA-F]{8}(?:\s+[0-9a-fA-F]{8})+\b"), "<HEX>"),
+    # a size in any unit: "20.00 MiB" and "1.50 GiB" are the same failure
     (re.compile(r"\b\d+(?:[.,]\d+)?\s*(?:[KMGTPE]i?B|[kKMGTPE]B|bytes?)\b"), "<SIZE>"),
     (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<HEX>"),
     (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b"), "<HEX>"),

@@ -55,8 +55,8 @@ def level(prefix: bytes) -> str | None:
             found.append((m.start(), _LETTERS[m.group("letter")]))
     for m in _PYWARN.finditer(prefix):
         found.append((m.start(), "warning"))
-    for m in _NCCL_WARN.finditer(prefix):  # after _LEVEL's "WARN" at m.start() + 5
-        found.append((m.start() + 5, "error"))
+    for m in _NCCL_WARN.finditer(prefix):  # written after _LEVEL's "WARN" inside it: wins
+        found.append((m.end(), "error"))
     return max(found)[1] if found else None
 
 

@@ -119,16 +119,15 @@ def rich_rows(
     pos = lo
     while pos < hi:
         m = rx.search(data, pos, limit)
-        if m is None:
-            return
-        first = data.rfind(b"\n", 0, max(m.start() - 1, 0)) + 1
-        if m.start() > 0 and first >= lo and first < hi:
-            end = m.end() - 1 if data[m.end() - 1 : m.end()] == b"\n" else m.end()
-            parts = data[first:end].split(b"\n")[:MAX_ROWS]
-            yield first, first + len(b"\n".join(parts)), b" ".join(r.strip() for r in parts)
-        elif m.start() >= hi:
+        if m is None or m.start() >= hi:
             return
         pos = m.end()
+        first = data.rfind(b"\n", 0, max(m.start() - 1, 0)) + 1  # the record's first row
+        if m.start() == 0 or first < lo:  # no row above, or it is the look-behind's
+            continue
+        end = m.end() - 1 if data[m.end() - 1 : m.end()] == b"\n" else m.end()
+        parts = data[first:end].split(b"\n")[:MAX_ROWS]
+        yield first, first + len(b"\n".join(parts)), b" ".join(r.strip() for r in parts)
 
 
 def hits(
