@@ -773,6 +773,36 @@ WORDS = [
         "unknown",
         True,
     ),
+    # Megatron's check of the gradients before their all-reduce, and torch's clipping refusing
+    # a non-finite norm
+    (
+        "AssertionError: Rank 3: found NaN in local grad norm in backward pass before "
+        "data-parallel communication collective. Device: 3, node: node-7",
+        "nan_loss",
+        True,
+    ),
+    (
+        "RuntimeError: Rank 0, node node-1, device 0, iteration 1200: Unexpected result nan "
+        "(message='found NaN in local grad norm for bucket #0 in backward pass before "
+        "data-parallel communication collective')",
+        "nan_loss",
+        True,
+    ),
+    (
+        "RuntimeError: The total norm of order 2.0 for gradients from `parameters` is "
+        "non-finite, so it cannot be clipped. To disable this error and scale the gradients by "
+        "the non-finite norm anyway, set `error_if_nonfinite=False`",
+        "nan_loss",
+        True,
+    ),
+    # jax.distributed.initialize: not every host reached the coordinator's barrier in time
+    (
+        "jax.errors.JaxRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Id: "
+        "PjRT_Client_Connect. This usually happens because a task triggered the barrier too "
+        "early or too slowly.",
+        "nccl_error",
+        True,
+    ),
 ]
 
 

@@ -29,6 +29,7 @@ FRAMES = (
     [
         "Exception ignored in atexit callback: <bound method Cloud._clean of <Cloud object>>\n",
         "Exception ignored in: <function _Writer.__del__ at 0x7f1dc0492720>\n",
+        "Exception in thread Thread-3 (most likely raised during interpreter shutdown):\n",
     ],
 )
 def test_a_log_that_stops_inside_an_ignored_traceback_is_healthy(intro: str) -> None:

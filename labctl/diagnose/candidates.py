@@ -22,6 +22,11 @@ _NONE: frozenset[int] = frozenset()
 # a traceback's header; read without its first letter, which a paste or an overwriting
 # terminal sometimes loses ("raceback (most recent call last):"): the rest is unmistakable
 _TB = b"raceback (most recent call last)"
+# the lines Python prints above a traceback that cannot end the process: an exception in a
+# destructor or callback ("Exception ignored in: ..."), and one in a thread while the
+# interpreter shuts down ("Exception in thread X (most likely raised during interpreter
+# shutdown):")
+_IGNORED = (b"Exception ignored", b"raised during interpreter shutdown")
 
 
 def _tb_at(line: bytes) -> int:
@@ -71,7 +76,7 @@ class CandidateLines(TracebackFollower):
             if self._tb is not None:
                 self._end_tb(self._tb, None, None)
             prev = lines_before(data, ls, 1)
-            ignored = bool(prev) and b"Exception ignored" in prev[0]
+            ignored = bool(prev) and any(w in prev[0] for w in _IGNORED)
             head, lead = strip_prefix(line), line[: _tb_at(line)]
             logged = bool(head[: _tb_at(head)].strip())  # a logger's prefix, e.g. dynamo's
             indent = 0 if logged else len(head) - len(head.lstrip(b" \t"))
