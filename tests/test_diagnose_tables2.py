@@ -795,6 +795,74 @@ WORDS = [
         "nan_loss",
         True,
     ),
+    # transformers' and datasets' words for what neither the Hub nor a local folder had
+    (
+        "OSError: Incorrect path_or_model_id: '/data/models/llama-7b'. Please provide either "
+        "the path to a local folder or the repo_id of a model on the Hub.",
+        "hf_hub_error",
+        True,
+    ),
+    (
+        "OSError: meta-llama/Llama-2-7b-hf does not appear to have a file named config.json. "
+        "Checkout 'https://huggingface.co/meta-llama/Llama-2-7b-hf/None' for available files.",
+        "hf_hub_error",
+        True,
+    ),
+    (
+        "FileNotFoundError: Couldn't find a dataset script at /work/data/squad/squad.py or any "
+        "data file in the same directory.",
+        "hf_hub_error",
+        True,
+    ),
+    (
+        "ConnectionError: Couldn't reach https://raw.githubusercontent.com/huggingface/datasets/"
+        "2.0.0/datasets/glue/glue.py (ConnectionError(MaxRetryError(...)))",
+        "hf_hub_error",
+        True,
+    ),
+    # glibc's strerror and strsignal in the node's language
+    ("cp: 写入'/scratch/out.bin' 出错: 设备上没有空间", "disk_full", False),
+    (
+        "tar: out.tar: Wrote only 4096 of 10240 bytes: Auf dem Gerät ist kein Speicherplatz "
+        "mehr verfügbar",
+        "disk_full",
+        False,
+    ),
+    ("bash: ./train.sh: 权限不够", "permission_denied", False),
+    ("PermissionError: [Errno 13] Keine Berechtigung: '/data/ckpt'", "permission_denied", True),
+    ("已放弃 (核心已转储)", "segfault", False),
+    ("Abgebrochen (Speicherabzug geschrieben)", "segfault", False),
+    ("已终止", "unknown", False),
+    # MPICH's and Intel MPI's kill report, the clouds' and notebooks' words for memory
+    ("=   KILLED BY SIGNAL: 9 (Killed)", "host_oom", False),
+    ("YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)", "host_oom", False),
+    (
+        "Your notebook tried to allocate more memory than is available. It has restarted.",
+        "host_oom",
+        False,
+    ),
+    (
+        "The replica workerpool0-0 ran out-of-memory and exited with a non-zero status of "
+        "9(SIGKILL).",
+        "host_oom",
+        False,
+    ),
+    ("The replica workerpool0-0 exited with a non-zero status of 137.", "host_oom", False),
+    ("OutOfMemoryError: Container killed due to memory usage", "host_oom", False),
+    # ROCm, oneAPI, Gaudi
+    ("RuntimeError: HIP error: invalid device function", "cuda_driver_mismatch", True),
+    (
+        "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!",
+        "cuda_driver_mismatch",
+        False,
+    ),
+    ("RuntimeError: UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", "cuda_oom", True),
+    (
+        "RuntimeError: synStatus=26 [Generic failure] Device acquire failed.",
+        "node_failure",
+        True,
+    ),
+    ("=>> PBS: job killed: cput 3601 exceeded limit 3600", "slurm_time_limit", False),
     # jax.distributed.initialize: not every host reached the coordinator's barrier in time
     (
         "jax.errors.JaxRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Id: "
