@@ -192,8 +192,16 @@ POOL_FIRST = "164/179 = 91.6 %, 1 healthy log flagged"  # its first scoring, at 
 # before this membership and before any of them was scored.
 POOL2 = tuple(f"corpus{n}" for n in (50, 51, 52, 55, 56, 57, 58, 59, 60, 61, 62, 63))
 POOL2_FIRST = "142/156 = 91.0 %, 2 healthy logs flagged"  # its first scoring, at 2a47e6e
+# That pool missed the rule too (91.0 %). The third, fixed likewise before any of its sets existed:
+# every set of the collecting rounds from corpus64 on, each that is in place by its build
+# deadline, until they hold at least 100 cases together; then each is scored once, as a whole,
+# with the engine as it stands; #15 is resolved iff that first scoring is >= 95 % with no healthy
+# log flagged. Its sets join CORPORA and POOL3 only when the pool is complete. So far (committed,
+# UNSCORED, not in CORPORA): corpus64, corpus65, corpus66 -- 44 cases, collected as the session's
+# search budget ran out. The pool is scored once it holds 100 cases, not before.
+POOL3: tuple[str, ...] = ()
 # each pool's sets and its first scoring once it has one (printed after the pooled figure)
-POOLS = {"pool": (POOL, POOL_FIRST), "pool2": (POOL2, POOL2_FIRST)}
+POOLS = {"pool": (POOL, POOL_FIRST), "pool2": (POOL2, POOL2_FIRST), "pool3": (POOL3, None)}
 
 
 def _sets(corpus: Corpus, half: str | None) -> dict[str, list[str] | None]:
