@@ -863,6 +863,38 @@ WORDS = [
         True,
     ),
     ("=>> PBS: job killed: cput 3601 exceeded limit 3600", "slurm_time_limit", False),
+    # llama.cpp's check of a GGUF file, Ollama's of the host's memory, gym's missing extra
+    (
+        "llama_model_load: error loading model: tensor 'blk.0.attn_q.weight' data is not within "
+        "the file bounds, model is corrupted or incomplete",
+        "checkpoint_load_error",
+        False,
+    ),
+    (
+        "Error: model requires more system memory (12.5 GiB) than is available (8.0 GiB)",
+        "host_oom",
+        False,
+    ),
+    (
+        "gym.error.DependencyNotInstalled: box2D is not installed, run `pip install gym[box2d]`",
+        "module_not_found",
+        True,
+    ),
+    # a process pool's report of a worker that died without an exception: no cause named
+    (
+        "joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed "
+        "by the executor was unexpectedly terminated. This could be caused by a segmentation "
+        "fault while calling the function or by an excessive memory usage causing the "
+        "Operating System to kill the worker.",
+        "unknown",
+        True,
+    ),
+    (
+        "concurrent.futures.process.BrokenProcessPool: A process in the process pool was "
+        "terminated abruptly while the future was running or pending.",
+        "unknown",
+        True,
+    ),
     # jax.distributed.initialize: not every host reached the coordinator's barrier in time
     (
         "jax.errors.JaxRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Id: "
@@ -913,3 +945,22 @@ def test_a_failed_extension_build_names_the_compiler_missing_when_it_is() -> Non
     d = diagnose_text(STEPS + log)
     assert (d["category"], d["failed"]) == ("module_not_found", True)
     assert d["catalog_id"] != "extension_build_failed"
+
+
+JOBLIB = (
+    "joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed by "
+    "the executor was unexpectedly terminated. This could be caused by a segmentation fault "
+    "while calling the function or by an excessive memory usage causing the Operating System "
+    "to kill the worker.\n\nThe exit codes of the workers are {%s}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("codes", "category"),
+    [("SIGKILL(-9)", "host_oom"), ("SIGSEGV(-11)", "segfault"), ("EXIT(1)", "unknown")],
+)
+def test_joblibs_workers_exit_codes_name_the_cause_its_report_does_not(
+    codes: str, category: str
+) -> None:
+    d = diagnose_text(STEPS + TB + JOBLIB % codes)
+    assert (d["category"], d["failed"]) == (category, True)
