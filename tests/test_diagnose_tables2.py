@@ -880,6 +880,16 @@ WORDS = [
         "module_not_found",
         True,
     ),
+    # Windows' ERROR_COMMITMENT_LIMIT (its paging file full), in any language, even while
+    # torch loads a DLL
+    (
+        "OSError: [WinError 1455] The paging file is too small for this operation to complete. "
+        'Error loading "C:\\Python39\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" '
+        "or one of its dependencies.",
+        "host_oom",
+        True,
+    ),
+    ("OSError: [WinError 1455] 页面文件太小，无法完成操作。", "host_oom", True),
     # a process pool's report of a worker that died without an exception: no cause named
     (
         "joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed "
