@@ -890,6 +890,33 @@ WORDS = [
         True,
     ),
     ("OSError: [WinError 1455] 页面文件太小，无法完成操作。", "host_oom", True),
+    # an import that says what to install, transformers' version check, cffi's dlopen
+    (
+        "ImportError: Using `bitsandbytes` 8-bit quantization requires Accelerate: `pip install "
+        "accelerate` and the latest version of bitsandbytes: `pip install -i "
+        "https://pypi.org/simple/ bitsandbytes`",
+        "module_not_found",
+        True,
+    ),
+    (
+        "ImportError: This modeling file requires the following packages that were not found in "
+        "your environment: flash_attn. Run `pip install flash_attn`",
+        "module_not_found",
+        True,
+    ),
+    (
+        "ImportError: accelerate>=0.26.0 is required for a normal functioning of this module, "
+        "but found accelerate==0.20.3.",
+        "module_not_found",
+        True,
+    ),
+    ("OSError: sndfile library not found", "module_not_found", True),
+    (
+        "OSError: cannot load library 'libsndfile.so': libsndfile.so: cannot open shared object "
+        "file: No such file or directory",
+        "module_not_found",
+        True,
+    ),
     # a process pool's report of a worker that died without an exception: no cause named
     (
         "joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed "
