@@ -917,6 +917,48 @@ WORDS = [
         "module_not_found",
         True,
     ),
+    # Ray's own words (verl's and OpenRLHF's runtime), vLLM's async engine, DeepSpeed's builder
+    (
+        "ray.exceptions.ObjectStoreFullError: Failed to put object ffff in object store because "
+        "it is full. Object size is 2.00 GB.",
+        "host_oom",
+        True,
+    ),
+    (
+        "ray.exceptions.NodeDiedError: Task failed due to the node (node ID: abc) where this "
+        "task was running crashed unexpectedly.",
+        "node_failure",
+        True,
+    ),
+    (
+        "The node with node id: abc and address: 10.0.0.3 and node name: 10.0.0.3 has been "
+        "marked dead because the detector has missed too many heartbeats from it.",
+        "node_failure",
+        False,
+    ),
+    (
+        "ray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this "
+        "task. Check python-core-worker-*.log files for more information.",
+        "unknown",
+        True,
+    ),
+    (
+        "vllm.engine.async_llm_engine.AsyncEngineDeadError: Background loop has errored already.",
+        "unknown",
+        True,
+    ),
+    (
+        "deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: "
+        "Installed CUDA version 12.1 does not match the version torch was compiled with 11.8",
+        "cuda_driver_mismatch",
+        True,
+    ),
+    (
+        "deepspeed.ops.op_builder.builder.MissingCUDAException: CUDA_HOME does not exist, unable "
+        "to compile CUDA op(s)",
+        "cuda_driver_mismatch",
+        True,
+    ),
     # a process pool's report of a worker that died without an exception: no cause named
     (
         "joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed "
