@@ -959,6 +959,38 @@ WORDS = [
         "cuda_driver_mismatch",
         True,
     ),
+    # a TPU slice's hosts that could not meet, glog's FATAL check, Google Cloud's and W&B's
+    # refusals, W&B's start-up timing out, NCCL's InfiniBand verbs
+    (
+        "RuntimeError: Unable to initialize backend 'tpu': INTERNAL: Failed to establish "
+        "SliceBuilder grpc channel to 10.130.0.4:8471.",
+        "node_failure",
+        True,
+    ),
+    ("F0501 12:00:00.123456 1234 tpu_driver.cc:812] Check failed: status.ok()", "segfault", False),
+    (
+        "google.api_core.exceptions.Forbidden: 403 GET https://storage.googleapis.com/storage/v1/"
+        "b/bucket/o/x: sa@x.iam.gserviceaccount.com does not have storage.objects.get access to "
+        "the Google Cloud Storage object.",
+        "permission_denied",
+        True,
+    ),
+    (
+        "wandb.errors.AuthenticationError: The API key you provided is either invalid or missing.",
+        "permission_denied",
+        True,
+    ),
+    (
+        "wandb.errors.errors.CommError: Run initialization has timed out after 90.0 sec.",
+        "unknown",
+        True,
+    ),
+    (
+        "misc/ibvwrap.cc:210 NCCL WARN Call to ibv_create_qp failed with error Cannot allocate "
+        "memory",
+        "nccl_error",
+        False,
+    ),
     # a process pool's report of a worker that died without an exception: no cause named
     (
         "joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed "
