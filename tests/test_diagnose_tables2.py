@@ -991,6 +991,14 @@ WORDS = [
         "nccl_error",
         False,
     ),
+    # vLLM V1's and SGLang's reports of an engine process that died: its error is above
+    ("ERROR 05-01 12:00:00 [core.py:586] EngineCore failed to start.", "unknown", False),
+    ("Rank 0 scheduler is dead. Please check if there are relevant logs.", "unknown", False),
+    (
+        "Received sigquit from a child process. It usually means the child failed.",
+        "unknown",
+        False,
+    ),
     # a process pool's report of a worker that died without an exception: no cause named
     (
         "joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed "
@@ -1043,9 +1051,16 @@ def test_a_git_remote_that_refuses_the_job_is_noise_it_carries_on_after() -> Non
     assert diagnose_text(git + STEPS)["failed"] is False
 
 
-def test_a_serving_engines_start_up_failure_leaves_the_cause_to_the_error_above() -> None:
+@pytest.mark.parametrize(
+    "end",
+    [
+        "RuntimeError: Engine core initialization failed. See root cause above.\n",
+        "ERROR 05-01 12:00:00 [core.py:586] EngineCore failed to start.\n",
+        "Rank 0 scheduler is dead. Please check if there are relevant logs.\n",
+    ],
+)
+def test_a_serving_engines_start_up_failure_leaves_the_cause_to_the_error_above(end: str) -> None:
     oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
-    end = "RuntimeError: Engine core initialization failed. See root cause above.\n"
     assert diagnose_text(STEPS + TB + oom + TB + end)["category"] == "cuda_oom"
 
 
