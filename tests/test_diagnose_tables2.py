@@ -999,6 +999,18 @@ WORDS = [
         "unknown",
         False,
     ),
+    # the other runtimes a data job runs: R's, Julia's and Go's words for memory and crashes,
+    # R's missing package
+    ("Error: cannot allocate vector of size 7.5 Gb", "host_oom", False),
+    ("ERROR: LoadError: OutOfMemoryError()", "host_oom", False),
+    ("fatal error: runtime: out of memory", "host_oom", False),
+    (" *** caught segfault ***\naddress 0x18, cause 'memory not mapped'", "segfault", False),
+    ("fatal error: unexpected signal during runtime execution", "segfault", False),
+    (
+        "Error in library(ggplot2) : there is no package called ‘ggplot2’\nExecution halted",
+        "module_not_found",
+        False,
+    ),
     # a process pool's report of a worker that died without an exception: no cause named
     (
         "joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed "
