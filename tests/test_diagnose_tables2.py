@@ -1034,6 +1034,54 @@ WORDS = [
         "nccl_error",
         True,
     ),
+    # Keras' TerminateOnNaN callback ending fit()
+    ("Batch 123: Invalid loss, terminating training", "nan_loss", False),
+    # an HTCondor pool's periodic hold for memory over the job's request
+    ("Job was held. Reason: Memory usage exceeded request_memory", "host_oom", False),
+    ("ray.exceptions.OutOfDiskError: Local disk is full", "disk_full", True),
+    (
+        "RuntimeError: Attempting to deserialize object on a CUDA device but "
+        "torch.cuda.is_available() is False. If you are running on a CPU-only machine, please "
+        "use torch.load with map_location=torch.device('cpu') to map your storages to the CPU.",
+        "cuda_driver_mismatch",
+        True,
+    ),
+    (
+        "node-3:1234:5678 [0] misc/socket.cc:49 NCCL WARN NET/Socket : Connection closed by "
+        "remote peer 10.0.0.2<44646>",
+        "nccl_error",
+        False,
+    ),
+    (
+        "node-3:1234:5678 [0] NCCL WARN NET/Socket : peer 10.0.0.2<54321> message truncated : "
+        "receiving 4096 bytes instead of 1024",
+        "nccl_error",
+        False,
+    ),
+    ("RuntimeError: DataLoader timed out after 600 seconds", "dataloader_worker_killed", True),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime "
+        "executable: run time error: custom call 'xla.gpu.custom_call' failed: "
+        "jaxlib/gpu/prng_kernels.cc:33: operation gpuGetLastError() failed: out of memory.",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution",
+        "node_failure",
+        True,
+    ),
+    (
+        "ValueError: Can't find a checkpoint index (pytorch_model.bin.index.json or "
+        "model.safetensors.index.json) in /ckpt/step_100.",
+        "checkpoint_load_error",
+        True,
+    ),
+    (
+        "ValueError: No valid checkpoint found in output directory (/out/run1)",
+        "checkpoint_load_error",
+        True,
+    ),
 ]
 
 
