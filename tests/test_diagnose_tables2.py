@@ -1082,6 +1082,73 @@ WORDS = [
         "checkpoint_load_error",
         True,
     ),
+    # AWS Batch's and Flux's words for a job past its time limit
+    ("Job attempt duration exceeded timeout", "slurm_time_limit", False),
+    (
+        "flux-job: job.exception type=timeout severity=0 resource allocation expired",
+        "slurm_time_limit",
+        False,
+    ),
+    # Kueue, LSF's resource connector and AWS Batch taking the job's capacity back
+    ("Preempted to accommodate a higher priority Workload", "preemption", False),
+    (
+        "TERM_RC_RECLAIM: job killed and requeued when an LSF resource connector execution host "
+        "is reclaimed by EC2.",
+        "preemption",
+        False,
+    ),
+    ("Host EC2 (instance i-0abc123) terminated.", "preemption", False),
+    # a step whose processes would not die, a hung job LSF removed: the node's
+    (
+        "slurmstepd: error: *** JOB 4711 STEPD TERMINATED ON node-a17 AT 2024-05-01T12:00:00 "
+        "DUE TO JOB NOT COMPLETING ***",
+        "node_failure",
+        False,
+    ),
+    ("TERM_REMOVE_HUNG_JOB: job removed from the LSF system.", "node_failure", False),
+    (
+        "tensorflow.python.framework.errors_impl.InternalError: CUDA runtime implicit "
+        "initialization on GPU:0 failed. Status: out of memory",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.UnimplementedError: DNN library is not found.",
+        "cudnn_error",
+        True,
+    ),
+    (
+        "RuntimeError: jaxlib version 0.4.1 is newer than and incompatible with jax version "
+        "0.3.25. Please update your jax and/or jaxlib packages.",
+        "module_not_found",
+        True,
+    ),
+    (
+        "TypeError: Descriptors cannot be created directly. If this call came from a _pb2.py "
+        "file, your generated code is out of date and must be regenerated with protoc >= 3.19.0.",
+        "module_not_found",
+        True,
+    ),
+    (
+        "ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 "
+        "from C header, got 88 from PyObject",
+        "module_not_found",
+        True,
+    ),
+    (
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+        "functions before calling NumCudaDevices() that might have already set an error? Error "
+        "802: system not yet initialized",
+        "node_failure",
+        True,
+    ),
+    (
+        "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, "
+        "e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the "
+        "available devices to be zero.",
+        "unknown",
+        True,
+    ),
 ]
 
 
