@@ -1149,6 +1149,26 @@ WORDS = [
         "unknown",
         True,
     ),
+    # the other runtimes' uncaught errors: Go's panic, the JVM's exception in main, MATLAB's
+    ("panic: runtime error: index out of range [5] with length 3", "code_error", False),
+    (
+        'Exception in thread "main" java.lang.IllegalArgumentException: bad input',
+        "code_error",
+        False,
+    ),
+    ('Exception in thread "main" java.lang.OutOfMemoryError: Java heap space', "host_oom", False),
+    ("Error using trainNetwork (line 184)", "code_error", False),
+    # a job that builds its native code first: the build tools' failure lines
+    ("make: *** [Makefile:12: all] Error 1", "module_not_found", False),
+    ("CMake Error at CMakeLists.txt:10 (find_package):", "module_not_found", False),
+    ("ERROR: Command errored out with exit status 1:", "module_not_found", False),
+    (
+        "csrc/ops.cu:3:10: fatal error: cuda_runtime.h: No such file or directory",
+        "module_not_found",
+        False,
+    ),
+    ("nvcc fatal   : Unsupported gpu architecture 'compute_90'", "module_not_found", False),
+    ("/usr/bin/ld: cannot find -lcudart", "module_not_found", False),
 ]
 
 
