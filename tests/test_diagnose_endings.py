@@ -170,7 +170,8 @@ def test_a_coordination_service_that_fails_at_shutdown_is_the_runtimes_failure()
     d = diagnose_text(STEPS + agent)
     assert (d["category"], d["catalog_id"]) == ("unknown", "coordination_service_lost"), d["why"]
     assert d["failed"] is True
-    assert reasons(d, "code_error") == ["explained"]
+    # the atexit callback's traceback itself is no candidate: Python exits as it would have
+    assert reasons(d, "code_error") == []
 
 
 # -- wall-clock kills of other batch systems ----------------------------------------------------

@@ -1237,3 +1237,25 @@ def test_joblibs_workers_exit_codes_name_the_cause_its_report_does_not(
 ) -> None:
     d = diagnose_text(STEPS + TB + JOBLIB % codes)
     assert (d["category"], d["failed"]) == (category, True)
+
+
+def test_a_helper_the_script_stopped_itself_is_not_the_jobs_end() -> None:
+    """bash reports each background job the script ends; a GPU monitor killed after the work is
+    done is no failure, the job's own program killed is one."""
+    line = "/var/spool/slurmd/job4711/slurm_script: line 20:  4242 Terminated              {}\n"
+    assert diagnose_text(STEPS + line.format("nvidia-smi dmon -s u > gpu.log"))["failed"] is False
+    assert diagnose_text(STEPS + line.format("sleep 3600"))["failed"] is False
+    assert diagnose_text(STEPS + line.format("python train.py"))["failed"] is True
+
+
+ATEXIT_TB = (
+    'Traceback (most recent call last):\n  File "/opt/conda/lib/python3.8/site-packages/wandb/'
+    'sdk/wandb_run.py", line 1234, in _atexit_cleanup\n    self._on_finish()\n'
+    "BrokenPipeError: [Errno 32] Broken pipe\n"
+)
+
+
+def test_an_atexit_callbacks_error_does_not_end_the_job() -> None:
+    """Python prints an atexit callback's exception and exits with the status it had."""
+    assert diagnose_text(STEPS + "Error in atexit._run_exitfuncs:\n" + ATEXIT_TB)["failed"] is False
+    assert diagnose_text(STEPS + ATEXIT_TB)["failed"] is True

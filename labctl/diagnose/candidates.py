@@ -25,8 +25,13 @@ _TB = b"raceback (most recent call last)"
 # the lines Python prints above a traceback that cannot end the process: an exception in a
 # destructor or callback ("Exception ignored in: ..."), and one in a thread while the
 # interpreter shuts down ("Exception in thread X (most likely raised during interpreter
-# shutdown):")
-_IGNORED = (b"Exception ignored", b"raised during interpreter shutdown")
+# shutdown):"), and one in an atexit callback (Python 3.10's "Error in atexit._run_exitfuncs:";
+# later versions say "Exception ignored in atexit callback")
+_IGNORED = (
+    b"Exception ignored",
+    b"raised during interpreter shutdown",
+    b"Error in atexit._run_exitfuncs",
+)
 
 
 def _tb_at(line: bytes) -> int:
