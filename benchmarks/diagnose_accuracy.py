@@ -106,6 +106,15 @@ CORPORA = (
     "corpus61",
     "corpus62",
     "corpus63",
+    "corpus64",
+    "corpus65",
+    "corpus66",
+    "corpus67",
+    "corpus68",
+    "corpus69",
+    "corpus70",
+    "corpus71",
+    "corpus72",
 )
 # regression guards: right answers per scored set (set at the figures the engine reached)
 FLOORS = {
@@ -196,10 +205,11 @@ POOL2_FIRST = "142/156 = 91.0 %, 2 healthy logs flagged"  # its first scoring, a
 # every set of the collecting rounds from corpus64 on, each that is in place by its build
 # deadline, until they hold at least 100 cases together; then each is scored once, as a whole,
 # with the engine as it stands; #15 is resolved iff that first scoring is >= 95 % with no healthy
-# log flagged. Its sets join CORPORA and POOL3 only when the pool is complete. So far (committed,
-# UNSCORED, not in CORPORA): corpus64, corpus65, corpus66 -- 44 cases, collected as the session's
-# search budget ran out. The pool is scored once it holds 100 cases, not before.
-POOL3: tuple[str, ...] = ()
+# log flagged. Its sets joined CORPORA and POOL3 only when the pool was complete: corpus64, 65
+# and 66 (44 cases), collected as a session's search budget ran out; corpus67 to corpus72 (106
+# cases), the next session's round, all six in place by their build deadline. 150 cases,
+# committed (144fcbe .. b3676a0) before this membership and before any of them was scored.
+POOL3 = tuple(f"corpus{n}" for n in range(64, 73))
 # each pool's sets and its first scoring once it has one (printed after the pooled figure)
 POOLS = {"pool": (POOL, POOL_FIRST), "pool2": (POOL2, POOL2_FIRST), "pool3": (POOL3, None)}
 
