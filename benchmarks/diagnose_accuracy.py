@@ -210,8 +210,20 @@ POOL2_FIRST = "142/156 = 91.0 %, 2 healthy logs flagged"  # its first scoring, a
 # cases), the next session's round, all six in place by their build deadline. 150 cases,
 # committed (144fcbe .. b3676a0) before this membership and before any of them was scored.
 POOL3 = tuple(f"corpus{n}" for n in range(64, 73))
+POOL3_FIRST = "142/150 = 94.7 %, 2 healthy logs flagged"  # its first scoring, at 228a523
+# That pool missed the rule too (94.7 %, two flagged). The fourth, fixed likewise before any of
+# its sets existed: every set of the collecting rounds from corpus73 on, each that is in place by
+# its build deadline, until they hold at least 100 cases together; then each is scored once, as a
+# whole, with the engine as it stands; #15 is resolved iff that first scoring is >= 95 % with no
+# healthy log flagged. Its sets join CORPORA and POOL4 only when the pool is complete.
+POOL4: tuple[str, ...] = ()
 # each pool's sets and its first scoring once it has one (printed after the pooled figure)
-POOLS = {"pool": (POOL, POOL_FIRST), "pool2": (POOL2, POOL2_FIRST), "pool3": (POOL3, None)}
+POOLS = {
+    "pool": (POOL, POOL_FIRST),
+    "pool2": (POOL2, POOL2_FIRST),
+    "pool3": (POOL3, POOL3_FIRST),
+    "pool4": (POOL4, None),
+}
 
 
 def _sets(corpus: Corpus, half: str | None) -> dict[str, list[str] | None]:
