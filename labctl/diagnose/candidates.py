@@ -26,11 +26,14 @@ _TB = b"raceback (most recent call last)"
 # destructor or callback ("Exception ignored in: ..."), and one in a thread while the
 # interpreter shuts down ("Exception in thread X (most likely raised during interpreter
 # shutdown):"), and one in an atexit callback (Python 3.10's "Error in atexit._run_exitfuncs:";
-# later versions say "Exception ignored in atexit callback")
+# later versions say "Exception ignored in atexit callback"); and the libraries that log a
+# failure of an optional part with its traceback and carry on without it (bitsandbytes'
+# cextension.py, when its native library does not load: a CPU-only or ROCm build)
 _IGNORED = (
     b"Exception ignored",
     b"raised during interpreter shutdown",
     b"Error in atexit._run_exitfuncs",
+    b"Could not load bitsandbytes native library",
 )
 
 

@@ -1,6 +1,6 @@
 """Stable failure fingerprints (research §12).
 
-fingerprint = first 16 hex digits of sha256(`v7|category|catalog id|exception type|message`),
+fingerprint = first 16 hex digits of sha256(`v8|category|catalog id|exception type|message`),
 where the message is the root-cause line from the start of the catalog match (so per-run
 prefixes such as timestamps, ranks and merged progress-bar frames fall away), with launcher
 and logger prefixes stripped and per-run values masked by fixed, ordered rules:
@@ -33,7 +33,9 @@ and logger prefixes stripped and per-run values masked by fixed, ordered rules:
                state of the device at that moment, not the failure
   shell job    a shell's report of a command a signal ended (`script: line 28:  4542 Killed
                <command>`) is its status alone (`Killed`, as a bare line says it): the command
-               it echoes carries the run's own arguments (seeds, paths, hyperparameters)
+               it echoes carries the run's own arguments (seeds, paths, hyperparameters); bash
+               glues a core dump's note on (`Floating point exception(core dumped)`), the bare
+               line spaces it: one spelling
   banner node  the node older SLURM releases print after an end banner (`*** JOB 4711
                CANCELLED AT <time> DUE TO TIME LIMIT *** on c222-404`) is dropped, as the
                node inside it (`ON <node>`) is masked: where the job ran, not why it ended
@@ -48,7 +50,8 @@ identified by the entry alone. The rules are versioned (`v7`; v1 masked whole pa
 sequence numbers, v2 took decimal runs of 8+ digits for hex, v3 kept an interpreter's version,
 v4 a GPU's state in an allocator's report, the command a shell's job report echoes and an
 exception type's module path in the message, v5 the node an older SLURM banner ends with, v6
-split a hex dump into <HEX> and <NUM> by the digits each word happened to hold):
+split a hex dump into <HEX> and <NUM> by the digits each word happened to hold, v7 kept the
+glued "(core dumped)" of a shell's job report):
 changing them means a new version, never a silent regrouping.
 """
 
@@ -58,7 +61,7 @@ import hashlib
 import re
 from collections.abc import Callable
 
-VERSION = "v7"
+VERSION = "v8"
 MESSAGE_CHARS = 300  # of the normalised message: where a long line is cut is no difference
 
 _PREFIXES = [
@@ -152,8 +155,12 @@ _SHELL_JOB = re.compile(
     r"\bline <NUM>: <NUM> ((?:Killed|Terminated|Aborted|Hangup|Quit|Bus error|Segmentation fault"
     r"|Floating point exception|Illegal instruction|User defined signal <NUM>"
     r"|Trace/breakpoint trap|CPU time limit exceeded|File size limit exceeded)"
-    r"(?: \(core dumped\))?)(?: .*)?$"
+    r")(?: ?(\(core dumped\)))?(?: .*)?$"
 )
+
+
+def _shell_job(m: re.Match[str]) -> str:
+    return f"{m[1]} {m[2]}" if m[2] else m[1]
 
 
 _BANNER_NODE = re.compile(r"(\*\*\*) on \S+$")
@@ -203,7 +210,7 @@ def normalise(text: str) -> str:
     text = text.replace("\x01", "<NUM>")
     text = re.sub("\x00([A-Z]+)\x00", lambda m: kept[_index(m.group(1))], text)
     text = " ".join(text.split())
-    text = _SHELL_JOB.sub(r"\1", _ACCOUNTING.sub(_accounting, text))
+    text = _SHELL_JOB.sub(_shell_job, _ACCOUNTING.sub(_accounting, text))
     return _BANNER_NODE.sub(r"\1", text)
 
 

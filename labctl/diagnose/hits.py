@@ -96,6 +96,7 @@ class Traceback:
     quiet: bool = False  # its header was written at WARNING/INFO level (a logged traceback)
     lead: bytes = b""  # a logger prefix before its header that every line of it repeats
     last_len: int = 0  # bytes of the last line followed (a terminal-wrapped row continues)
+    headless: bool = False  # the log begins inside it: its header (and maybe more) is cut off
 
     def body(self, raw: bytes) -> bytes:
         """A line of this traceback without its logger or launcher prefix."""

@@ -106,7 +106,9 @@ def opening(head: Sequence[bytes], cat: Any) -> Opening | None:
     line = bytes(head[0])
     rest = unstamped(line)
     if rest is not None:
-        then = unstamped(bytes(head[1])) if len(head) > 1 else None
+        # the record that follows the opening; a run that ended inside it (started again at
+        # once: the opening repeats) does not say what follows, the next run does
+        then = next((t for t in (unstamped(bytes(h)) for h in head[1:]) if t != rest), None)
         if then is None or not (_usable(rest, cat) and _usable(then, cat)):
             return None
         return Opening(rest, logged=True, then=then)

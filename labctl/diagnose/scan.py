@@ -203,6 +203,8 @@ class Scanner(CandidateLines):
             self._opening = restarts.opening(self._head or [], self.cat)
         if self._tb is not None:
             self._continue_tb(data, start, n, base, final)
+        elif base == 0:
+            self._headless(data, start, n, final)
         pending = self._submit(data, start, end)
         nl = data.count(b"\n", start, end)  # overlaps the RE2 threads (they release the GIL)
         spans = [

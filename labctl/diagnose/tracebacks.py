@@ -5,7 +5,9 @@ indented lines (after launcher prefixes) are frames and quoted source code, the 
 non-indented line is the exception. That gives the last traceback for `unknown`, a
 code_error hit for an exception line no catalog entry claims (`StopIteration`), the frames
 range (source lines quoted there are never hits) and tracebacks printed under
-"Exception ignored in" (never fatal).
+"Exception ignored in" (never fatal). A log that begins inside a traceback -- its header cut off:
+a paste of the frames alone, a tail of a longer log -- is followed from its first frame
+(`_headless`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import re
 from collections import deque
 from typing import Any
 
-from labctl.diagnose.hits import MAX_TEXT, CatalogHit, Traceback, clip, message
+from labctl.diagnose.hits import MAX_TEXT, CatalogHit, Traceback, clip, message, strip_prefix
 from labctl.diagnose.lines import make_hit
 from labctl.diagnose.signs import quiet
 
@@ -23,6 +25,8 @@ TAGS_KEPT = 64
 _EXC = re.compile(rb"^(?P<exc>[A-Za-z_][\w.]*)(?::|\s*$)")
 # a timestamped record (a launcher's, another rank's logger) -- never an exception line
 _STAMPED = re.compile(rb"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
+# a frame of a Python traceback, as the interpreter prints it (faulthandler's has no comma)
+_FRAME = re.compile(rb'^[ \t]+File "[^"\n]+", line \d+, in \S')
 # an exception line ending a traceback: line start, line end, block end, raw line, exception
 # type, the line without its prefix, whether the traceback was written at WARNING/INFO level
 Pending = tuple[int, int, int, bytes, str, bytes, bool]
@@ -49,6 +53,20 @@ class TracebackFollower:
             pos, rel = e + 1, rel + 1
         if rel == self._tb_next:
             self._follow(data, pos, n, rel, final)
+
+    def _headless(self, data: bytes, start: int, n: int, final: bool) -> None:
+        """Follow a traceback whose header is not in the log: its first line is a frame."""
+        e = data.find(b"\n", start, n)
+        first = strip_prefix(data[start : e if e >= 0 else n])
+        if not _FRAME.match(first):
+            return
+        # frames sit two columns deeper than the header and the exception line (a paste may
+        # indent them all); only its frames and its exception line count: the frames of a
+        # stack printed without an exception (TensorFlow's "Caused by op ..., defined at:")
+        # look the same
+        self._tb = Traceback(rel=0, indent=max(0, _indent(first) - 2), headless=True)
+        self._tb_next = 1
+        self._follow(data, start, n, 1, final)
 
     def _follow(self, data: bytes, pos: int, hi: int, rel: int, final: bool) -> None:
         tb = self._tb
@@ -94,7 +112,7 @@ class TracebackFollower:
         self._tb = None
         tb.exc_rel = rel
         tb.exc_text = clip(raw) if raw is not None else None
-        tb.excerpt = [clip(tb.header)] + [clip(f) for f in tb.frames]
+        tb.excerpt = ([clip(tb.header)] if tb.header else []) + [clip(f) for f in tb.frames]
         if tb.exc_text is not None:
             tb.excerpt.append(tb.exc_text)
         if tb.ignored:
@@ -105,7 +123,8 @@ class TracebackFollower:
             if len(self._exc_tags) >= TAGS_KEPT:
                 self._exc_tags.pop(next(iter(self._exc_tags)))
             self._exc_tags[rel] = tb.tags
-        self.tracebacks.append(tb)
+        if not tb.headless:
+            self.tracebacks.append(tb)
         if raw is None or rel is None or self._code_error is None:
             return
         body = tb.body(raw)
