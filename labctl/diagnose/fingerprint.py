@@ -46,7 +46,7 @@ message is cut at MESSAGE_CHARS (so a long line's tail, cut where its raw length
 never splits one failure in two), and a type two ranks printed at once
 (`SyntaxErrorSyntaxError`) to one copy. PyTorch's "(when checking argument for argument x in
 method y)" suffix is dropped. An entry with `fingerprint = "entry"` (a full disk or quota) is
-identified by the entry alone. The rules are versioned (`v7`; v1 masked whole paths and NCCL
+identified by the entry alone. The rules are versioned (`v8`; v1 masked whole paths and NCCL
 sequence numbers, v2 took decimal runs of 8+ digits for hex, v3 kept an interpreter's version,
 v4 a GPU's state in an allocator's report, the command a shell's job report echoes and an
 exception type's module path in the message, v5 the node an older SLURM banner ends with, v6
