@@ -62,7 +62,7 @@ def test_every_file_is_cited_exactly(name: str) -> None:
             trim = f.get("trim")
             if trim is None and "mask" not in f:  # copied whole
                 assert (f["sha256"], f["bytes"]) == (f["source_sha256"], f["source_bytes"])
-            elif trim is None:  # copied whole, a secret masked (scripts/corpus_fetch.py rebuilds it)
+            elif trim is None:  # copied whole, a secret masked (corpus_fetch.py rebuilds it)
                 assert f["sha256"] != f["source_sha256"], (case["id"], f)
             else:
                 note = f"kept the first {trim['head']} and last {trim['tail']} of "

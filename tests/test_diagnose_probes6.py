@@ -194,6 +194,7 @@ def test_a_launchers_lost_job_is_a_failure_whose_cause_is_in_the_jobs_own_log() 
         ("OUT_OF_MEMORY", "host_oom"),
         ("NODE_FAIL", "node_failure"),
         ("PREEMPTED", "preemption"),
+        ("CANCELLED by 1000", "cancelled"),
     ],
 )
 def test_submitits_uncompleted_job_names_the_state_slurm_gave_it(state: str, category: str) -> None:

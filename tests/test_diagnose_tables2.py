@@ -1169,6 +1169,47 @@ WORDS = [
     ),
     ("nvcc fatal   : Unsupported gpu architecture 'compute_90'", "module_not_found", False),
     ("/usr/bin/ld: cannot find -lcudart", "module_not_found", False),
+    # slurmstepd's banner for a step whose program failed by itself: the program's error decides
+    (
+        "slurmstepd: error: *** STEP 4711.0 ON node-a17 FAILED (non-zero exit code or other "
+        "failure mode) ***",
+        "unknown",
+        False,
+    ),
+    # the kernel's OOM report in its other lines
+    (
+        "[12345.678901] Killed process 4242 (python) total-vm:123456789kB, anon-rss:98765432kB, "
+        "file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:200000kB oom_score_adj:0",
+        "host_oom",
+        False,
+    ),
+    (
+        "[12345.678901] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,"
+        "mems_allowed=0-1,oom_memcg=/slurm/uid_1000/job_4711,task=python,pid=4242,uid=1000",
+        "host_oom",
+        False,
+    ),
+    # a notebook's kernel dying (Jupyter, VS Code, nbclient)
+    (
+        "Kernel Restarting: The kernel for train.ipynb appears to have died. It will restart "
+        "automatically.",
+        "unknown",
+        False,
+    ),
+    (
+        "The Kernel crashed while executing code in the current cell or a previous cell. Please "
+        "review the code in the cell(s) to identify a possible cause of the failure.",
+        "unknown",
+        False,
+    ),
+    ("nbclient.exceptions.DeadKernelError: Kernel died", "unknown", True),
+    # macOS' shells: strsignal with its number, zsh's job report
+    ("zsh: killed     python train.py --epochs 10", "host_oom", False),
+    ("Killed: 9", "host_oom", False),
+    ("Illegal instruction: 4", "segfault", False),
+    # a CI runner's step (GitHub Actions)
+    ("##[error]Process completed with exit code 1.", "unknown", False),
+    ("##[error]The operation was canceled.", "cancelled", False),
 ]
 
 
