@@ -1210,6 +1210,35 @@ WORDS = [
     # a CI runner's step (GitHub Actions)
     ("##[error]Process completed with exit code 1.", "unknown", False),
     ("##[error]The operation was canceled.", "cancelled", False),
+    # the LLM APIs a data-generation or evaluation job calls: a refused or dropped call is the
+    # service's, a refused key a credential, a request too long for the model the job's own
+    (
+        "openai.RateLimitError: Error code: 429 - {'error': {'message': 'Rate limit reached for "
+        "gpt-4 in organization org-abc on tokens per min (TPM)', 'code': 'rate_limit_exceeded'}}",
+        "unknown",
+        True,
+    ),
+    ("openai.APIConnectionError: Connection error.", "unknown", True),
+    ("openai.APITimeoutError: Request timed out.", "unknown", True),
+    (
+        "anthropic.InternalServerError: Error code: 529 - {'type': 'error', 'error': {'type': "
+        "'overloaded_error', 'message': 'Overloaded'}}",
+        "unknown",
+        True,
+    ),
+    ("httpx.ConnectError: [Errno 111] Connection refused", "unknown", True),
+    (
+        "openai.AuthenticationError: Error code: 401 - {'error': {'message': 'Incorrect API key "
+        "provided.', 'type': 'invalid_request_error', 'code': 'invalid_api_key'}}",
+        "permission_denied",
+        True,
+    ),
+    (
+        "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': \"This model's "
+        'maximum context length is 4096 tokens. However, you requested 5000 tokens"}',
+        "code_error",
+        True,
+    ),
 ]
 
 
