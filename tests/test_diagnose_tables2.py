@@ -1239,6 +1239,32 @@ WORDS = [
         "code_error",
         True,
     ),
+    # the other frameworks' device allocators and fatal records
+    ("OSError: (External) CUDA error(2), out of memory.", "cuda_oom", True),
+    (
+        "dgl._ffi.base.DGLError: [12:00:00] /opt/dgl/src/runtime/cuda/cuda_device_api.cc:117: "
+        "Check failed: e == cudaSuccess || e == cudaErrorCudartUnloading: CUDA: out of memory",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "RuntimeError: Malloc for kernel output failed, Memory isn't enough, "
+        "node:Default/Conv2D-op1",
+        "cuda_oom",
+        True,
+    ),
+    (
+        "[12/01/2023-10:00:00] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::145] Error "
+        "Code 2: OutOfMemory (no further information)",
+        "cuda_oom",
+        False,
+    ),
+    (
+        "[LightGBM] [Fatal] Check failed: (best_split_info.left_count) > (0) at "
+        "/src/treelearner/serial_tree_learner.cpp, line 630 .",
+        "code_error",
+        False,
+    ),
 ]
 
 
