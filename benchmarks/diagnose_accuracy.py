@@ -228,7 +228,8 @@ POOL3_FIRST = "142/150 = 94.7 %, 2 healthy logs flagged"  # its first scoring, a
 # whole, with the engine as it stands; #15 is resolved iff that first scoring is >= 95 % with no
 # healthy log flagged. Its sets join CORPORA and POOL4 only when the pool is complete. So far
 # (committed, UNSCORED, not in CORPORA): corpus73, corpus74, corpus75, corpus76 -- 52 cases, the
-# round that ran as the session's search budget ran out. Scored once it holds 100 cases.
+# round that ran as the session's search budget ran out -- and corpus77 (14 cases), the last of
+# that budget: 66 cases. Scored once it holds 100 cases.
 POOL4: tuple[str, ...] = ()
 # each pool's sets and its first scoring once it has one (printed after the pooled figure)
 POOLS = {
