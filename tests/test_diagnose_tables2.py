@@ -1265,6 +1265,44 @@ WORDS = [
         "code_error",
         False,
     ),
+    # PBS and LSF refusing the job itself
+    ("qsub: job rejected by all possible destinations", "code_error", False),
+    (
+        "TERM_CWD_NOTEXIST: current working directory not accessible or does not exist on the "
+        "execution host",
+        "code_error",
+        False,
+    ),
+    # Ray: the objects a task needed went with the process or node that held them
+    (
+        "ray.exceptions.OwnerDiedError: Failed to retrieve object 00ff. The object's owner has "
+        "exited.",
+        "unknown",
+        True,
+    ),
+    (
+        "ray.exceptions.ObjectLostError: Failed to retrieve object 00ff. All copies of 00ff are "
+        "lost due to node failure.",
+        "unknown",
+        True,
+    ),
+    (
+        "ray.exceptions.RaySystemError: System error: Failed to unpickle serialized exception",
+        "unknown",
+        True,
+    ),
+    (
+        "RuntimeError: The detected CUDA version (12.1) mismatches the version that was used to "
+        "compile PyTorch (11.8). Please make sure to use the same CUDA versions.",
+        "cuda_driver_mismatch",
+        True,
+    ),
+    (
+        "OSError: Error no file named pytorch_model.bin, model.safetensors, tf_model.h5, "
+        "model.ckpt.index or flax_model.msgpack found in directory /ckpt/step_100.",
+        "checkpoint_load_error",
+        True,
+    ),
 ]
 
 
