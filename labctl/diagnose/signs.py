@@ -2,11 +2,11 @@
 
 - `level(prefix)`: the log level a line was written at, read from the text before the catalog
   match (logging's `- WARNING -`, `[WARNING]`, `WARNING:`, glog's `W0101 12:00:00` and
-  `[W file.cpp:12]`, `NCCL INFO`, TensorFlow's `I tensorflow/...cc:12]`, a Python warning
-  category `UserWarning:`). A traceback printed inside a WARNING/INFO record is a logged
-  warning, not a crash. NCCL has two levels, INFO and WARN, and writes its failures at WARN
-  (`NCCL WARN Cuda failure 'out of memory'`, an InfiniBand completion error): its WARN is an
-  error level.
+  `[W file.cpp:12]`, Optuna's, Tornado's and Jupyter's `[W 2024-03-01 10:05:00,000]`,
+  `NCCL INFO`, TensorFlow's `I tensorflow/...cc:12]`, a Python warning category
+  `UserWarning:`). A traceback printed inside a WARNING/INFO record is a logged warning, not a
+  crash. NCCL has two levels, INFO and WARN, and writes its failures at WARN (`NCCL WARN Cuda
+  failure 'out of memory'`, an InfiniBand completion error): its WARN is an error level.
 - `in_warning(before, after)`: a line of a Python warning's message that the warning's header
   (`path.py:8: RuntimeWarning: Failed to read commit hash:`) starts above it and its quoted
   source line (indented) ends below it -- the message of an exception the warning reports
@@ -34,10 +34,23 @@ _LEVEL = re.compile(
 _GLOG = re.compile(rb"(?:^|[\s\]:])\[?(?P<letter>[IWEF])\d{3,4} \d\d:\d\d:\d\d")
 _BRACKET = re.compile(rb"\[(?P<letter>[IWEF])(?:\d{0,4} [\w./-]+(?:\.\w+)?:\d+)?\]")
 _TF1 = re.compile(rb"(?:^|[\s\]:])(?P<letter>[IWEF]) tensorflow/[\w/.-]+:\d+\]")
+# a level letter and a timestamp in brackets: Optuna's "[W 2024-03-01 10:05:00,000]", Tornado's
+# and Jupyter's "[I 240301 10:00:00 web:2250]", "[E 10:00:00.123 ServerApp]"
+_STAMP = re.compile(
+    rb"\[(?P<letter>[IWEFDC]) (?:\d{4}-\d\d-\d\d |\d{6} )?\d\d:\d\d:\d\d(?:[.,]\d+)?"
+    rb"(?: [\w.:-]+)?\]"
+)
 _PYWARN = re.compile(rb"\b[A-Z]\w*Warning: |^Warning: ")
 _NCCL_WARN = re.compile(rb"\bNCCL WARN\b")
 _ERRWORD = re.compile(rb"(?i)\b(?:error|fatal|exception|traceback)\b")
-_LETTERS = {b"I": "info", b"W": "warning", b"E": "error", b"F": "error"}
+_LETTERS = {
+    b"I": "info",
+    b"W": "warning",
+    b"E": "error",
+    b"F": "error",
+    b"D": "debug",
+    b"C": "critical",
+}
 WINDOWS = (2 << 10, 16 << 10, 256 << 10)
 _WARN_HEAD = re.compile(rb"\.py:\d+: [A-Z]\w*Warning: ")
 _ANSI = re.compile(rb"\x1b\[[0-9;]*m")
@@ -50,7 +63,7 @@ def level(prefix: bytes) -> str | None:
     for m in _LEVEL.finditer(prefix):
         name = m.group("name").decode()
         found.append((m.start(), "warning" if name.startswith("WARN") else name.lower()))
-    for rx in (_GLOG, _BRACKET, _TF1):
+    for rx in (_GLOG, _BRACKET, _TF1, _STAMP):
         for m in rx.finditer(prefix):
             found.append((m.start(), _LETTERS[m.group("letter")]))
     for m in _PYWARN.finditer(prefix):
