@@ -49,6 +49,13 @@ WORDS = [
     ("slurmstepd: error: Exceeded job memory limit", "host_oom", False),
     ("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.", "host_oom", False),
     ("TERM_RUNLIMIT: job killed after reaching LSF run time limit.", "slurm_time_limit", False),
+    # Grid Engine's execd (in the job's messages) and qacct's failure code for it
+    (
+        "job 4711.1 exceeded hard wallclock time - initiate terminate method",
+        "slurm_time_limit",
+        False,
+    ),
+    ("failed       37  : qmaster enforced h_rt, h_cpu, or h_vmem limit", "slurm_time_limit", False),
     ("TERM_OWNER: job killed by owner.", "cancelled", False),
     ("TERM_PREEMPT: job killed after preemption.", "preemption", False),
     ("TERM_ADMIN: job killed by root or LSF administrator.", "cancelled", False),
