@@ -117,6 +117,15 @@ CORPORA = (
     "corpus70",
     "corpus71",
     "corpus72",
+    "corpus73",
+    "corpus74",
+    "corpus75",
+    "corpus76",
+    "corpus77",
+    "corpus78",
+    "corpus79",
+    "corpus80",
+    "corpus81",
 )
 # regression guards: right answers per scored set (set at the figures the engine reached)
 FLOORS = {
@@ -226,11 +235,12 @@ POOL3_FIRST = "142/150 = 94.7 %, 2 healthy logs flagged"  # its first scoring, a
 # its sets existed: every set of the collecting rounds from corpus73 on, each that is in place by
 # its build deadline, until they hold at least 100 cases together; then each is scored once, as a
 # whole, with the engine as it stands; #15 is resolved iff that first scoring is >= 95 % with no
-# healthy log flagged. Its sets join CORPORA and POOL4 only when the pool is complete. So far
-# (committed, UNSCORED, not in CORPORA): corpus73, corpus74, corpus75, corpus76 -- 52 cases, the
-# round that ran as the session's search budget ran out -- and corpus77 (14 cases), the last of
-# that budget: 66 cases. Scored once it holds 100 cases.
-POOL4: tuple[str, ...] = ()
+# healthy log flagged. Its sets joined CORPORA and POOL4 only when the pool was complete:
+# corpus73 to corpus76 (52 cases), the round that ran as a session's search budget ran out, and
+# corpus77 (14), the last of that budget; corpus78 to corpus81 (59 cases), the next session's
+# round, all four in place by their build deadline. 125 cases, committed (9a34016 .. 95a3c96)
+# before this membership and before any of them was scored.
+POOL4 = tuple(f"corpus{n}" for n in range(73, 82))
 # The fifth, fixed likewise before any of its sets existed (written while the fourth's last round
 # was still collecting, before the fourth was scored): every set of the collecting rounds from
 # corpus82 on, each that is in place by its build deadline, until they hold at least 100 cases
