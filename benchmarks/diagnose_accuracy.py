@@ -199,6 +199,15 @@ FLOORS = {
     "corpus70": 17,
     "corpus71": 11,
     "corpus72": 22,
+    "corpus73": 16,
+    "corpus74": 7,
+    "corpus75": 15,
+    "corpus76": 13,
+    "corpus77": 14,
+    "corpus78": 18,
+    "corpus79": 14,
+    "corpus80": 14,
+    "corpus81": 13,
 }
 # healthy logs a set is known to flag, left as they are (each set's README says why): the
 # benchmark fails on any other
