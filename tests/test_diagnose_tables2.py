@@ -1310,6 +1310,42 @@ WORDS = [
         "checkpoint_load_error",
         True,
     ),
+    # the other runtimes a job's tools run on: Node.js, Ruby, the JVM, Lua, Perl, MATLAB and
+    # Intel Fortran, in their own words
+    ("Error: Cannot find module 'express'", "module_not_found", False),
+    (
+        "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod' imported from /app/index.js",
+        "module_not_found",
+        False,
+    ),
+    (
+        "/usr/lib/ruby/2.7.0/rubygems/core_ext/kernel_require.rb:92:in `require': cannot load "
+        "such file -- nokogiri (LoadError)",
+        "module_not_found",
+        False,
+    ),
+    (
+        'Exception in thread "main" java.lang.NoClassDefFoundError: '
+        "org/apache/spark/sql/SparkSession",
+        "module_not_found",
+        False,
+    ),
+    ("Error: Could not find or load main class org.example.Train", "module_not_found", False),
+    ("lua: train.lua:1: module 'nn' not found:", "module_not_found", False),
+    (
+        "Can't locate Moose.pm in @INC (you may need to install the Moose module) (@INC "
+        "contains: /etc/perl) at run.pl line 3.",
+        "module_not_found",
+        False,
+    ),
+    ("Undefined function or variable 'trainNetwork'.", "code_error", False),
+    ("forrtl: error (69): process interrupted (SIGINT)", "cancelled", False),
+    ("forrtl: severe (41): insufficient virtual memory", "host_oom", False),
+    (
+        "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+        "host_oom",
+        False,
+    ),
 ]
 
 
