@@ -91,6 +91,7 @@ class CandidateLines(TracebackFollower):
             self._tb = Traceback(rel=rel, header=line[:MAX_TEXT], ignored=ignored, indent=indent)
             self._tb.quiet = quiet(lead)
             self._tb.lead = lead if logged else b""
+            self._tb.intro = prev[0] if prev and not logged else b""
             if self.cat.frames_set is not None:
                 # the lines before it, and what it interrupted on its own line (a progress bar)
                 before = [*lines_before(data, ls, CONTEXT_BEFORE), lead]
@@ -124,6 +125,7 @@ class CandidateLines(TracebackFollower):
                 line = cut_line(data, ls, le, s)
                 hit = make_hit(self.cat, i, data, ls, le, rel=rel, n=n, line=line)
                 hit.shadowed = shadowed
+                hit.quiet = hit.quiet or rel in self._quiet_exc
                 eh.add(hit, self.keep)
             eh.count += len(raws) - len(keep)
         self._raw = {}

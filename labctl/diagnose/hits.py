@@ -97,6 +97,7 @@ class Traceback:
     lead: bytes = b""  # a logger prefix before its header that every line of it repeats
     last_len: int = 0  # bytes of the last line followed (a terminal-wrapped row continues)
     headless: bool = False  # the log begins inside it: its header (and maybe more) is cut off
+    intro: bytes = b""  # the line before its header: the log record it may be the exc_info of
 
     def body(self, raw: bytes) -> bytes:
         """A line of this traceback without its logger or launcher prefix."""

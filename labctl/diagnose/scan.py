@@ -103,6 +103,7 @@ class Scanner(CandidateLines):
         # line (tracebacks.Pending until materialised)
         self._pending_exc: dict[int, CatalogHit | Pending] = {}
         self._ignored: deque[int] = deque(maxlen=64)  # exception lines of ignored tracebacks
+        self._quiet_exc: deque[int] = deque(maxlen=64)  # ... of logged records' tracebacks
         self._body = (0, 0)  # rel lines [a, b] of the current traceback's frames: source code
         # this block's hits per entry, (rel, line start, line end, match, shadowed): only those
         # that will be kept (first/last `keep`) are turned into Hits, at the end of the block

@@ -25,6 +25,8 @@ TAGS_KEPT = 64
 _EXC = re.compile(rb"^(?P<exc>[A-Za-z_][\w.]*)(?::|\s*$)")
 # a timestamped record (a launcher's, another rank's logger) -- never an exception line
 _STAMPED = re.compile(rb"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
+# how much of an exception's message a log record must quote to be the record it was logged with
+EXC_INFO_MIN, EXC_INFO_CHARS = 12, 80
 # a frame of a Python traceback, as the interpreter prints it (faulthandler's has no comma)
 _FRAME = re.compile(rb'^[ \t]+File "[^"\n]+", line \d+, in \S')
 # an exception line ending a traceback: line start, line end, block end, raw line, exception
@@ -40,6 +42,7 @@ class TracebackFollower:
     _pending_exc: dict[int, CatalogHit | Pending]
     _code_error: int | None
     _exc_tags: dict[int, frozenset[int]]
+    _quiet_exc: deque[int]  # exception lines of tracebacks a WARNING/INFO record was logged with
     tracebacks: deque[Traceback]
     cat: Any
     _wrap: int | None
@@ -132,6 +135,9 @@ class TracebackFollower:
         if m is None or rel in self._pending_exc:
             return
         exc = m.group("exc").decode("utf-8", "replace")
+        if not tb.quiet and tb.intro and _exc_info_of(tb.intro, body, exc):
+            tb.quiet = True  # the traceback of a WARNING/INFO record that quotes its exception
+            self._quiet_exc.append(rel)  # an entry's hit on its exception line is logged too
         self._pending_exc[rel] = (ls, le, hi, raw, exc, body, tb.quiet)
 
     def _synthetic(self, data: bytes, rel: int, item: Pending) -> CatalogHit:
@@ -148,6 +154,22 @@ class TracebackFollower:
 
 def _indent(body: bytes) -> int:
     return len(body) - len(body.lstrip(b" \t"))
+
+
+def _exc_info_of(intro: bytes, body: bytes, exc: str) -> bool:
+    """Is this traceback the `exc_info` of the log record on the line before its header?
+    Python's logging writes a record's message, then the traceback of the exception it was
+    given; the record quotes that exception -- its message ("file_cache is unavailable ...") or
+    its repr (Optuna's "... because of the following error: ValueError('bad')."). A record
+    that quotes nothing of it is a line that merely came before a crash (a deprecation warning,
+    then the script's own failure). Only a record at WARNING/INFO/DEBUG level makes it quiet."""
+    if not quiet(intro):
+        return False
+    name = exc.rsplit(".", 1)[-1]
+    if f"{name}(".encode() in intro:
+        return True
+    msg = body[len(exc) + 1 :].strip()[:EXC_INFO_CHARS]
+    return len(msg) >= EXC_INFO_MIN and msg in intro
 
 
 def _interleaved(body: bytes) -> bool:
