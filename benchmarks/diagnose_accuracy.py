@@ -286,6 +286,13 @@ POOL4_FIRST = "116/125 = 92.8 %, 1 healthy log flagged"  # its first scoring, at
 # vocabulary written from the tools' own messages (2e8b9a9), none of it from these sets.
 POOL5 = tuple(f"corpus{n}" for n in range(82, 89))
 POOL5_FIRST = "133/146 = 91.1 %, 2 healthy logs flagged"  # its first scoring, at 6e03dc2
+# That pool missed the rule too (91.1 %, two flagged). The sixth, fixed likewise before any of
+# its sets existed: every set of the collecting rounds from corpus89 on, each that is in place by
+# its build deadline, until they hold at least 100 cases together; then each is scored once, as a
+# whole, with the engine as it stands; #15 is resolved iff that first scoring is >= 95 % with no
+# healthy log flagged; the tracker rule of the fifth applies. Its sets join CORPORA and POOL6 only
+# when the pool is complete.
+POOL6: tuple[str, ...] = ()
 # each pool's sets and its first scoring once it has one (printed after the pooled figure)
 POOLS = {
     "pool": (POOL, POOL_FIRST),
@@ -293,6 +300,7 @@ POOLS = {
     "pool3": (POOL3, POOL3_FIRST),
     "pool4": (POOL4, POOL4_FIRST),
     "pool5": (POOL5, POOL5_FIRST),
+    "pool6": (POOL6, None),
 }
 
 
