@@ -208,6 +208,9 @@ def _class(items: list[str], fold: bool) -> str:
             if fold and ch.isalpha():
                 parts.append(ch.swapcase())
         k += 1
+    if not ("".join(parts) or bracket or dash or caret):
+        # `[^\n]`: grep's lines hold no newline, so "any character but \n" is any character
+        return "." if neg else "[^[:print:][:cntrl:][:space:]]"
     head = ("^" if neg else "") + ("]" if bracket else "")
     return "[" + head + "".join(parts) + ("^" if caret else "") + ("-" if dash else "") + "]"
 
@@ -271,6 +274,8 @@ def run_remote_grep(path: Path, patterns: Path, host: str, opts: list[str]) -> d
         check=False,
     )
     cat.wait()
+    if out.returncode > 1:
+        raise SystemExit(f"grep failed (exit {out.returncode}): {out.stderr.strip()}")
     return {"wall": time.perf_counter() - t0, "count": int(out.stdout.strip() or 0)}
 
 
@@ -294,6 +299,8 @@ def run_grep(path: Path, patterns: Path) -> dict[str, object]:
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if out.returncode > 1:  # a pattern grep refused: the reference did not run, say so
+        raise SystemExit(f"grep failed (exit {out.returncode}): {out.stderr.strip()}")
     return {"wall": wall, "cpu": cpu, "count": int(out.stdout.strip() or 0)}
 
 
