@@ -138,6 +138,12 @@ CORPORA = (
     "corpus86",
     "corpus87",
     "corpus88",
+    "corpus89",
+    "corpus90",
+    "corpus91",
+    "corpus92",
+    "corpus93",
+    "corpus94",
 )
 # regression guards: right answers per scored set (set at the figures the engine reached)
 FLOORS = {
@@ -290,9 +296,12 @@ POOL5_FIRST = "133/146 = 91.1 %, 2 healthy logs flagged"  # its first scoring, a
 # its sets existed: every set of the collecting rounds from corpus89 on, each that is in place by
 # its build deadline, until they hold at least 100 cases together; then each is scored once, as a
 # whole, with the engine as it stands; #15 is resolved iff that first scoring is >= 95 % with no
-# healthy log flagged; the tracker rule of the fifth applies. Its sets join CORPORA and POOL6 only
-# when the pool is complete.
-POOL6: tuple[str, ...] = ()
+# healthy log flagged; the tracker rule of the fifth applies. Its sets joined CORPORA and POOL6
+# only when the pool was complete: corpus89 to corpus94 (104 cases), one round of six helpers
+# (three by owner initials, two late ones for what was left, one last for any owner), all in
+# place by their build deadline, committed (4e381e9 .. 4a245e8) before this membership and
+# before any of them was scored. The engine they meet includes the fifth pool's fixes (ea283a6).
+POOL6 = tuple(f"corpus{n}" for n in range(89, 95))
 # each pool's sets and its first scoring once it has one (printed after the pooled figure)
 POOLS = {
     "pool": (POOL, POOL_FIRST),
