@@ -232,6 +232,12 @@ FLOORS = {
     "corpus86": 21,
     "corpus87": 22,
     "corpus88": 12,
+    "corpus89": 24,
+    "corpus90": 22,
+    "corpus91": 24,
+    "corpus92": 13,
+    "corpus93": 10,
+    "corpus94": 8,
 }
 # healthy logs a set is known to flag, left as they are (each set's README says why): the
 # benchmark fails on any other

@@ -168,3 +168,34 @@ def test_an_import_errors_message_the_log_ends_with_is_still_the_cause() -> None
     assert verdict(STEPS + UNABLE)[:2] == ("module_not_found", True)
     raised = STEPS + "ModuleNotFoundError: No module named 'hiddenlayer'\nEpoch 3\n"
     assert verdict(raised)[:2] == ("module_not_found", True)
+
+
+# -- the sixth pool: a type named alone, an HTTP error in the Hub's frames ----------------------
+
+
+def test_ray_naming_torchs_out_of_memory_as_the_tasks_type_is_device_memory() -> None:
+    log = STEPS + 'Traceback (most recent call last):\n  File "main_ppo.py", line 9, in <module>\n'
+    log += "ray.exceptions.RayTaskError(OutOfMemoryError): ray::main_task() (pid=508648, "
+    log += 'ip=10.1.200.6)\n  File "/w/verl/trainer/ppo/ray_trainer.py", line 901, in fit\n'
+    assert verdict(log)[:2] == ("cuda_oom", True)
+    other = log.replace("(OutOfMemoryError)", "(KeyError)")
+    assert verdict(other)[:2] == ("code_error", True)
+
+
+HUB_401 = (
+    "Traceback (most recent call last):\n"
+    '  File "/opt/py/site-packages/huggingface_hub/utils/_errors.py", line 304, in '
+    "hf_raise_for_status\n    response.raise_for_status()\n"
+    '  File "/opt/py/site-packages/requests/models.py", line 1024, in raise_for_status\n'
+    "    raise HTTPError(http_error_msg, response=self)\n"
+    "requests.exceptions.HTTPError: 401 Client Error:\n"
+)
+
+
+def test_an_http_error_raised_in_the_hubs_code_is_the_hub() -> None:
+    assert verdict(STEPS + HUB_401)[:2] == ("hf_hub_error", True)
+
+
+def test_an_http_error_raised_elsewhere_is_not_the_hub() -> None:
+    other = HUB_401.replace("huggingface_hub/utils/_errors.py", "wandb/sdk/internal_api.py")
+    assert verdict(STEPS + other)[0] != "hf_hub_error"
