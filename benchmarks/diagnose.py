@@ -261,6 +261,13 @@ def run_remote(path: Path, host: str, opts: list[str]) -> dict[str, object]:
     return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
+def _grep_count(out: subprocess.CompletedProcess[str]) -> int:
+    """grep -c's count; a pattern grep refused means the reference did not run: say so."""
+    if out.returncode > 1:
+        raise SystemExit(f"grep failed (exit {out.returncode}): {out.stderr.strip()}")
+    return int(out.stdout.strip() or 0)
+
+
 def run_remote_grep(path: Path, patterns: Path, host: str, opts: list[str]) -> dict[str, object]:
     ssh = ["ssh", *opts, host, "cat", "--", str(path)]
     t0 = time.perf_counter()
@@ -274,9 +281,7 @@ def run_remote_grep(path: Path, patterns: Path, host: str, opts: list[str]) -> d
         check=False,
     )
     cat.wait()
-    if out.returncode > 1:
-        raise SystemExit(f"grep failed (exit {out.returncode}): {out.stderr.strip()}")
-    return {"wall": time.perf_counter() - t0, "count": int(out.stdout.strip() or 0)}
+    return {"wall": time.perf_counter() - t0, "count": _grep_count(out)}
 
 
 def run_labctl(path: Path, full: bool) -> dict[str, object]:
@@ -299,9 +304,7 @@ def run_grep(path: Path, patterns: Path) -> dict[str, object]:
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    if out.returncode > 1:  # a pattern grep refused: the reference did not run, say so
-        raise SystemExit(f"grep failed (exit {out.returncode}): {out.stderr.strip()}")
-    return {"wall": wall, "cpu": cpu, "count": int(out.stdout.strip() or 0)}
+    return {"wall": wall, "cpu": cpu, "count": _grep_count(out)}
 
 
 def best(fn, runs: int) -> dict[str, object]:  # type: ignore[no-untyped-def]
